@@ -1,0 +1,228 @@
+"""Finding a node for one pod: PreFilter, Filter over a rotating window, PreScore/Score, pick.
+
+This is kube-scheduler's ``schedulePod`` (schedule_one.go): the nominated node first, an adaptive
+number of feasible nodes to look for, scores summed by weight, ties broken at random.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from .cycle_state import CycleState
+from .framework import Framework
+from .nodeinfo import NodeInfo
+from .objects import Pod
+from .results import NodeToStatus
+from .snapshot import Snapshot
+from .status import Code, Status
+
+__all__ = [
+    "NO_NODES_AVAILABLE",
+    "Diagnosis",
+    "FitError",
+    "ScheduleResult",
+    "SchedulingAlgorithm",
+    "num_feasible_nodes_to_find",
+]
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int | None) -> int:
+    """How many feasible nodes to find before scoring (kube-scheduler's formula).
+
+    Fewer than 100 nodes: all. Otherwise ``percentage`` of them (0/None = adaptive:
+    ``max(5, 50 - nodes/125)``), but at least 100.
+    """
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct >= 100:
+        return num_all_nodes
+    if pct == 0:
+        pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass
+class Diagnosis:
+    """Why no node fit: each node's rejection, and the plugins behind them."""
+
+    node_to_status: NodeToStatus = field(default_factory=dict)
+    #: Status for nodes a PreFilterResult left out (they have no entry of their own).
+    absent_nodes_status: Status | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+
+class FitError(Exception):
+    """No node fits; ``str()`` is kube-scheduler's FailedScheduling message."""
+
+    def __init__(self, pod: Pod, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__()
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+
+    def __str__(self) -> str:
+        d = self.diagnosis
+        message = f"0/{self.num_all_nodes} nodes are available:"
+        if d.pre_filter_msg:
+            message += f" {d.pre_filter_msg}."
+        else:
+            histogram: dict[str, int] = {}
+            for status in d.node_to_status.values():
+                for reason in status.reasons:
+                    histogram[reason] = histogram.get(reason, 0) + 1
+            absent = self.num_all_nodes - len(d.node_to_status)
+            if d.absent_nodes_status is not None and absent > 0:
+                for reason in d.absent_nodes_status.reasons:
+                    histogram[reason] = histogram.get(reason, 0) + absent
+            # kube-scheduler sorts "<count> <reason>" as strings, so do we (messages compare).
+            reasons = sorted(f"{count} {reason}" for reason, count in histogram.items())
+            if reasons:
+                message += f" {', '.join(reasons)}."
+        if d.post_filter_msg:
+            message += f" {d.post_filter_msg}"
+        return message
+
+
+@dataclass
+class ScheduleResult:
+    node_name: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    #: plugin -> node -> weighted score (empty when there was nothing to score).
+    scores: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+class CycleError(Exception):
+    """A plugin Error during the cycle: the pod goes through backoff (reason SchedulerError)."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+class SchedulingAlgorithm:
+    """Stateful only in the rotating start index, as kube-scheduler is."""
+
+    def __init__(self, percentage_of_nodes_to_score: int = 0,
+                 rng: random.Random | None = None) -> None:
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.rng = rng or random.Random()
+        self.next_start_node_index = 0
+
+    def schedule(self, fw: Framework, state: CycleState, pod: Pod,
+                 snapshot: Snapshot) -> ScheduleResult:
+        """The chosen node; raises :class:`FitError` or :class:`CycleError`."""
+        num_nodes = len(snapshot)
+        if num_nodes == 0:
+            raise CycleError(Status(Code.ERROR, NO_NODES_AVAILABLE))
+        feasible, diagnosis = self.find_nodes_that_fit(fw, state, pod, snapshot)
+        if not feasible:
+            raise FitError(pod, num_nodes, diagnosis)
+        if len(feasible) == 1:
+            return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
+        scores = self.prioritize(fw, state, pod, feasible)
+        node = self.select_host(feasible, scores)
+        return ScheduleResult(node, len(feasible) + len(diagnosis.node_to_status),
+                              len(feasible), scores)
+
+    def find_nodes_that_fit(self, fw: Framework, state: CycleState, pod: Pod,
+                            snapshot: Snapshot) -> tuple[list[NodeInfo], Diagnosis]:
+        diagnosis = Diagnosis()
+        all_nodes = snapshot.node_infos
+        result, status, narrowing = fw.run_pre_filter(state, pod, all_nodes)
+        if not status.is_success():
+            if status.code is Code.ERROR:
+                raise CycleError(status)
+            diagnosis.pre_filter_msg = status.message()
+            if status.plugin:
+                diagnosis.unschedulable_plugins.add(status.plugin)
+            diagnosis.node_to_status = {info.name: status for info in all_nodes}
+            return [], diagnosis
+        # A nominated node (preemption) is tried first; if it still fits, it is the answer.
+        if pod.nominated_node_name:
+            info = snapshot.get(pod.nominated_node_name)
+            if info is not None and (result is None or info.name in (result.node_names or ())
+                                     or result.all_nodes()):
+                if fw.run_filter(state, pod, info) is None:
+                    return [info], diagnosis
+        nodes = all_nodes
+        if result is not None and not result.all_nodes():
+            names = result.node_names or frozenset()
+            nodes = [info for info in all_nodes if info.name in names]
+            diagnosis.absent_nodes_status = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]")
+            diagnosis.unschedulable_plugins.update(narrowing)
+        feasible = self._filter(fw, state, pod, nodes, diagnosis)
+        return feasible, diagnosis
+
+    def _filter(self, fw: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo],
+                diagnosis: Diagnosis) -> list[NodeInfo]:
+        total = len(nodes)
+        if total == 0:
+            return []
+        to_find = num_feasible_nodes_to_find(
+            total, fw.percentage_of_nodes_to_score if fw.percentage_of_nodes_to_score is not None
+            else self.percentage_of_nodes_to_score)
+        if not fw.has_score_plugins():
+            to_find = 1
+        if not fw.has_filter_plugins():
+            start = self.next_start_node_index % total
+            chosen = [nodes[(start + i) % total] for i in range(to_find)]
+            self.next_start_node_index = (start + len(chosen)) % total
+            return chosen
+        feasible: list[NodeInfo] = []
+        start = self.next_start_node_index % total
+        processed = 0
+        run_filter = fw.run_filter
+        statuses = diagnosis.node_to_status
+        for offset in range(total):
+            info = nodes[(start + offset) % total]
+            processed += 1
+            status = run_filter(state, pod, info)
+            if status is None:
+                feasible.append(info)
+                if len(feasible) >= to_find:
+                    break
+            elif status.code is Code.ERROR:
+                raise CycleError(status)
+            else:
+                statuses[info.name] = status
+                diagnosis.unschedulable_plugins.add(status.plugin)
+        self.next_start_node_index = (start + processed) % total
+        return feasible
+
+    def prioritize(self, fw: Framework, state: CycleState, pod: Pod,
+                   feasible: list[NodeInfo]) -> dict[str, dict[str, int]]:
+        if not fw.has_score_plugins():
+            return {}
+        status = fw.run_pre_score(state, pod, feasible)
+        if not status.is_success():
+            raise CycleError(status)
+        scores, status = fw.run_score(state, pod, feasible)
+        if not status.is_success():
+            raise CycleError(status)
+        return scores
+
+    def select_host(self, feasible: list[NodeInfo], scores: dict[str, dict[str, int]]) -> str:
+        """The highest total; among equal totals, each has the same chance (reservoir)."""
+        best = ""
+        best_total = -1
+        ties = 0
+        for info in feasible:
+            total = sum(per_node.get(info.name, 0) for per_node in scores.values())
+            if total > best_total:
+                best, best_total, ties = info.name, total, 1
+            elif total == best_total:
+                ties += 1
+                if self.rng.randrange(ties) == 0:
+                    best = info.name
+        return best

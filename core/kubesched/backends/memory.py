@@ -1,0 +1,128 @@
+"""An in-memory cluster: for ``kubesched simulate`` and plugin unit tests.
+
+Binding updates the stored pod and delivers the same pod-update event a watch would, so the
+scheduler confirms its assumed pod exactly as it does against a real apiserver.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..objects import Node, Pod
+from .base import BindError, EventHandler
+
+__all__ = ["InMemoryBackend", "RecordedEvent"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedEvent:
+    """What the scheduler reported about a pod (as Kubernetes Events would record it)."""
+
+    type: str
+    reason: str
+    pod: str
+    message: str
+
+
+class InMemoryBackend:
+    """Nodes and pods held in dictionaries; every change is delivered to the handler at once."""
+
+    def __init__(self, nodes: Iterable[Node] = (), pods: Iterable[Pod] = ()) -> None:
+        self.nodes: dict[str, Node] = {node.name: node for node in nodes}
+        self.pods: dict[str, Pod] = {pod.uid: pod for pod in pods}
+        self.events: list[RecordedEvent] = []
+        #: pod key -> (reason, message) of its last failed attempt.
+        self.conditions: dict[str, tuple[str, str]] = {}
+        self.nominations: dict[str, str] = {}
+        self._handler: EventHandler | None = None
+        self._lock = threading.RLock()
+
+    # -- ClusterBackend ----------------------------------------------------------------------
+    def start(self, handler: EventHandler) -> None:
+        with self._lock:
+            self._handler = handler
+            for node in list(self.nodes.values()):
+                handler.on_node_add(node)
+            for pod in list(self.pods.values()):
+                handler.on_pod_add(pod)
+
+    def stop(self) -> None:
+        self._handler = None
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        with self._lock:
+            current = self.pods.get(pod.uid)
+            if current is None:
+                raise BindError(f'pods "{pod.name}" not found', retryable=False)
+            if current.node_name:
+                raise BindError(f'pod {pod.key} is already assigned to node '
+                                f'"{current.node_name}"', retryable=False)
+            if node_name not in self.nodes:
+                raise BindError(f'node "{node_name}" not found')
+            raw = copy.deepcopy(current.raw)
+            raw.setdefault("spec", {})["nodeName"] = node_name
+            bound = Pod(raw)
+            self.pods[pod.uid] = bound
+            self.conditions.pop(pod.key, None)
+            if self._handler is not None:
+                self._handler.on_pod_update(current, bound)
+
+    def report_failure(self, pod: Pod, reason: str, message: str,
+                       nominated_node_name: str | None) -> None:
+        with self._lock:
+            self.conditions[pod.key] = (reason, message)
+            if nominated_node_name is not None:
+                self.nominations[pod.key] = nominated_node_name
+            self.events.append(RecordedEvent("Warning", "FailedScheduling", pod.key, message))
+
+    def report_scheduled(self, pod: Pod, node_name: str) -> None:
+        with self._lock:
+            self.events.append(RecordedEvent(
+                "Normal", "Scheduled", pod.key, f"Successfully assigned {pod.key} to {node_name}"))
+
+    def delete_pod(self, pod: Pod) -> None:
+        with self._lock:
+            gone = self.pods.pop(pod.uid, None)
+            if gone is not None and self._handler is not None:
+                self._handler.on_pod_delete(gone)
+
+    # -- Changing the cluster (tests, simulate) ------------------------------------------------
+    def add_node(self, node: Node) -> None:
+        with self._lock:
+            old = self.nodes.get(node.name)
+            self.nodes[node.name] = node
+            if self._handler is not None:
+                if old is None:
+                    self._handler.on_node_add(node)
+                else:
+                    self._handler.on_node_update(old, node)
+
+    def update_node(self, node: Node) -> None:
+        self.add_node(node)
+
+    def delete_node(self, name: str) -> None:
+        with self._lock:
+            node = self.nodes.pop(name, None)
+            if node is not None and self._handler is not None:
+                self._handler.on_node_delete(node)
+
+    def add_pod(self, pod: Pod) -> None:
+        with self._lock:
+            old = self.pods.get(pod.uid)
+            self.pods[pod.uid] = pod
+            if self._handler is not None:
+                if old is None:
+                    self._handler.on_pod_add(pod)
+                else:
+                    self._handler.on_pod_update(old, pod)
+
+    def pod(self, namespace: str, name: str) -> Pod | None:
+        """The stored pod ``namespace/name`` (with ``node_name`` once bound)."""
+        with self._lock:
+            for pod in self.pods.values():
+                if pod.namespace == namespace and pod.name == name:
+                    return pod
+        return None

@@ -1,0 +1,149 @@
+"""The scheduler cache: nodes and the pods on them, including pods assumed but not yet bound.
+
+An assumed pod counts on its node as soon as the scheduling cycle picks the node, so the next
+cycle does not give its room away; the watch confirming the binding turns it into an ordinary
+pod, and a failed binding forgets it at once (DESIGN.md §3).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from .nodeinfo import NodeInfo
+from .objects import Node, Pod
+from .snapshot import Snapshot
+
+__all__ = ["Cache"]
+
+
+@dataclass(slots=True)
+class _PodState:
+    pod: Pod
+    node_name: str
+    assumed: bool
+
+
+class Cache:
+    """Thread-safe: event handlers write, the scheduling cycle snapshots."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._nodes: dict[str, NodeInfo] = {}
+        self._pods: dict[str, _PodState] = {}
+        self._dirty: set[str] = set()
+        self._membership_changed = True
+
+    # -- nodes ---------------------------------------------------------------------------------
+    def add_node(self, node: Node) -> None:
+        with self._lock:
+            info = self._nodes.get(node.name)
+            if info is None:
+                info = self._nodes[node.name] = NodeInfo(node)
+                self._membership_changed = True
+            else:
+                if info.node is None:
+                    self._membership_changed = True
+                info.node = node
+                info.generation += 1
+            self._dirty.add(node.name)
+
+    update_node = add_node
+
+    def remove_node(self, node: Node) -> None:
+        with self._lock:
+            info = self._nodes.get(node.name)
+            if info is None:
+                return
+            # Pods still bound to a deleted node keep counting until they are deleted
+            # (kube-scheduler keeps such a "ghost" NodeInfo); the node itself is gone.
+            if info.pods:
+                info.node = None
+            else:
+                del self._nodes[node.name]
+            self._membership_changed = True
+            self._dirty.add(node.name)
+
+    def node_names(self) -> list[str]:
+        with self._lock:
+            return [name for name, info in self._nodes.items() if info.node is not None]
+
+    # -- pods ----------------------------------------------------------------------------------
+    def _place(self, pod: Pod, node_name: str) -> None:
+        info = self._nodes.get(node_name)
+        if info is None:
+            info = self._nodes[node_name] = NodeInfo(None)
+        info.add_pod(pod)
+        self._dirty.add(node_name)
+
+    def _unplace(self, pod: Pod, node_name: str) -> None:
+        info = self._nodes.get(node_name)
+        if info is None:
+            return
+        info.remove_pod(pod)
+        self._dirty.add(node_name)
+        if info.node is None and not info.pods:
+            del self._nodes[node_name]
+
+    def assume_pod(self, pod: Pod, node_name: str) -> None:
+        """Count ``pod`` on ``node_name`` before the binding is confirmed."""
+        with self._lock:
+            if pod.uid in self._pods:
+                raise ValueError(f"pod {pod.key} is already in the cache")
+            self._pods[pod.uid] = _PodState(pod, node_name, assumed=True)
+            self._place(pod, node_name)
+
+    def forget_pod(self, pod: Pod) -> None:
+        """Undo :meth:`assume_pod` (a failed Reserve, Permit or binding)."""
+        with self._lock:
+            state = self._pods.get(pod.uid)
+            if state is not None and state.assumed:
+                del self._pods[pod.uid]
+                self._unplace(state.pod, state.node_name)
+
+    def is_assumed(self, uid: str) -> bool:
+        with self._lock:
+            state = self._pods.get(uid)
+            return state is not None and state.assumed
+
+    def add_pod(self, pod: Pod) -> None:
+        """A bound pod seen by the watch: confirm an assumed pod, or count a new one."""
+        with self._lock:
+            state = self._pods.get(pod.uid)
+            if state is not None:
+                self._unplace(state.pod, state.node_name)
+            self._pods[pod.uid] = _PodState(pod, pod.node_name, assumed=False)
+            self._place(pod, pod.node_name)
+
+    def update_pod(self, old: Pod, new: Pod) -> None:
+        self.add_pod(new)
+
+    def remove_pod(self, pod: Pod) -> None:
+        with self._lock:
+            state = self._pods.pop(pod.uid, None)
+            if state is not None:
+                self._unplace(state.pod, state.node_name)
+
+    def pod_count(self) -> int:
+        with self._lock:
+            return len(self._pods)
+
+    # -- snapshots -----------------------------------------------------------------------------
+    def update_snapshot(self, snapshot: Snapshot) -> None:
+        """Bring ``snapshot`` up to date, copying only the nodes changed since the last call."""
+        with self._lock:
+            if self._membership_changed:
+                for name in self._dirty:
+                    info = self._nodes.get(name)
+                    if info is None or info.node is None:
+                        snapshot.by_name.pop(name, None)
+                    else:
+                        snapshot.by_name[name] = info.clone()
+                snapshot._reorder()
+                self._membership_changed = False
+            else:
+                for name in self._dirty:
+                    info = self._nodes.get(name)
+                    if info is not None and info.node is not None:  # ghosts are not listed
+                        snapshot._replace(info.clone())
+            self._dirty.clear()

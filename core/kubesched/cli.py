@@ -1,0 +1,201 @@
+"""The ``kubesched`` command line: ``simulate``, ``plugins``, ``config validate|show``.
+
+User mistakes (a bad file, config or plugin) print one clear message per problem and exit with
+code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any, TextIO
+
+from . import __version__
+from .backends.memory import InMemoryBackend
+from .config import SchedulerConfiguration, load_config
+from .errors import KubeschedError, PluginLoadError
+from .hookspecs import EXTENSION_POINTS
+from .manifests import load_cluster
+from .registry import Registry
+from .scheduler import build_frameworks
+from .simulate import SimulationResult, simulate
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+def _bundled(name: str) -> str:
+    return str(resources.files("kubesched") / "examples" / name)
+
+
+def _warn(config: SchedulerConfiguration, err: TextIO) -> None:
+    for warning in config.warnings:
+        print(f"warning: {warning}", file=err)
+
+
+def _load(config_path: str | None, registry: Registry, err: TextIO) -> SchedulerConfiguration:
+    """Config loaded, merged and validated, plugins built once to validate their args."""
+    config = load_config(config_path, registry)
+    _warn(config, err)
+    backend = InMemoryBackend()
+    from .handle import Handle
+    from .snapshot import Snapshot
+
+    snapshot = Snapshot()
+    build_frameworks(config, registry, lambda name: Handle(name, backend, lambda: snapshot))
+    return config
+
+
+# -- simulate ------------------------------------------------------------------------------------
+def _print_table(result: SimulationResult, out: TextIO) -> None:
+    rows = [("NAMESPACE", "POD", "NODE", "MESSAGE")]
+    rows += [(p.namespace, p.name, p.node or "<none>", p.message) for p in result.pods]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3],
+              file=out)
+    print(f"\n{result.scheduled} scheduled, {result.unschedulable} unschedulable", file=out)
+
+
+def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    cluster_path = args.cluster
+    config_path = args.config
+    if cluster_path is None:
+        cluster_path = _bundled("cluster.yaml")
+        if config_path is None:
+            config_path = _bundled("scheduler-config.yaml")
+    registry = Registry.installed()
+    config = _load(config_path, registry, err)
+    cluster = load_cluster(cluster_path)
+    for warning in cluster.warnings:
+        print(f"warning: {warning}", file=err)
+    result = simulate(cluster, config, registry, seed=args.seed)
+    if args.output == "json":
+        json.dump(result.to_dict(), out, indent=2)
+        print(file=out)
+    else:
+        _print_table(result, out)
+    return EXIT_OK
+
+
+# -- plugins -------------------------------------------------------------------------------------
+def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    rows: list[dict[str, Any]] = []
+    for spec in Registry.installed().specs():
+        row: dict[str, Any] = {"name": spec.name, "distribution": spec.distribution,
+                               "version": spec.version, "extension_points": []}
+        try:
+            row["extension_points"] = spec.extension_points()
+        except PluginLoadError as exc:
+            row["error"] = str(exc)
+        rows.append(row)
+    if args.output == "json":
+        json.dump(rows, out, indent=2)
+        print(file=out)
+        return EXIT_OK
+    table = [("NAME", "DISTRIBUTION", "VERSION", "EXTENSION POINTS")]
+    table += [(r["name"], r["distribution"], r["version"],
+               r.get("error") or ", ".join(r["extension_points"])) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(3)]
+    for row in table:
+        print("  ".join(c.ljust(widths[i]) for i, c in enumerate(row[:3])) + "  " + row[3],
+              file=out)
+    return EXIT_OK
+
+
+# -- config --------------------------------------------------------------------------------------
+def cmd_config_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    config = _load(args.file, Registry.installed(), err)
+    names = ", ".join(p.scheduler_name for p in config.profiles)
+    print(f"{args.file}: valid ({len(config.profiles)} profile(s): {names})", file=out)
+    return EXIT_OK
+
+
+def cmd_config_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    config = _load(args.file, Registry.installed(), err)
+    shown: dict[str, Any] = {
+        "apiVersion": config.api_version,
+        "parallelism": config.parallelism,
+        "percentageOfNodesToScore": config.percentage_of_nodes_to_score,
+        "podInitialBackoffSeconds": config.pod_initial_backoff_seconds,
+        "podMaxBackoffSeconds": config.pod_max_backoff_seconds,
+        "profiles": [],
+    }
+    for profile in config.profiles:
+        points: dict[str, list[Any]] = {}
+        for point in EXTENSION_POINTS:
+            refs = profile.plugins.get(point, [])
+            points[point] = [{"name": r.name, "weight": r.weight} if point == "score" else r.name
+                             for r in refs]
+        shown["profiles"].append({
+            "schedulerName": profile.scheduler_name,
+            "percentageOfNodesToScore": profile.percentage_of_nodes_to_score,
+            "plugins": points,
+            "pluginConfig": [{"name": n, "args": a} for n, a in profile.plugin_args.items() if a],
+        })
+    if args.output == "json":
+        json.dump(shown, out, indent=2)
+        print(file=out)
+    else:
+        import yaml
+
+        yaml.safe_dump(shown, out, sort_keys=False, default_flow_style=False)
+    return EXIT_OK
+
+
+# -- entry point ---------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kubesched", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"kubesched {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="more logging (-v info, -vv debug)")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sim = commands.add_parser("simulate", help="schedule the pending pods of a cluster file")
+    sim.add_argument("cluster", nargs="?", help="Kubernetes manifests (YAML/JSON) with Nodes and "
+                     "Pods; default: the bundled example")
+    sim.add_argument("--config", help="a KubeSchedulerConfiguration file")
+    sim.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    sim.add_argument("--seed", type=int, default=0, help="seed for random tie-breaking")
+    sim.set_defaults(func=cmd_simulate)
+
+    plugins = commands.add_parser("plugins", help="list the installed plugins")
+    plugins.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    plugins.set_defaults(func=cmd_plugins)
+
+    config = commands.add_parser("config", help="check or show a configuration")
+    config_commands = config.add_subparsers(dest="config_command", required=True, metavar="ACTION")
+    validate = config_commands.add_parser("validate", help="report every error in a config file")
+    validate.add_argument("file")
+    validate.set_defaults(func=cmd_config_validate)
+    show = config_commands.add_parser("show", help="the effective profiles, plugin order, weights")
+    show.add_argument("file", nargs="?")
+    show.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
+    show.set_defaults(func=cmd_config_show)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
+         err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    args = build_parser().parse_args(argv)
+    level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=err)
+    try:
+        return int(args.func(args, out, err))
+    except KubeschedError as exc:
+        print(f"error: {exc}", file=err)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,384 @@
+"""The framework runtime: one profile's plugins, run point by point in the profile's order.
+
+pluggy validates every plugin against the hookspecs (a hookimpl with an argument the spec lacks
+is refused at start-up); the calls themselves go plugin by plugin in the merged profile order, so
+that order, per-plugin weights and per-plugin statuses never depend on pluggy's LIFO call order or
+on install order (docs/design.md, "Calling plugins in profile order").
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from . import hookspecs
+from .cycle_state import CycleState
+from .errors import ArgsError, FieldError, KubeschedError, PluginLoadError
+from .events import ClusterEventWithHint
+from .handle import Handle
+from .nodeinfo import NodeInfo
+from .objects import Pod
+from .registry import Registry
+from .results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
+from .status import Code, Status
+from .waiting_pods import WaitingPod
+
+if TYPE_CHECKING:
+    from .config import Profile
+
+__all__ = ["MAX_NODE_SCORE", "Framework", "PluginCall", "ProfileBuildError"]
+
+log = logging.getLogger(__name__)
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+
+class ProfileBuildError(KubeschedError):
+    """Plugins of a profile that could not be built; ``errors`` carries their field paths."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(str(e) for e in errors))
+
+
+@dataclass(frozen=True, slots=True)
+class PluginCall:
+    """One plugin's implementation of one hook, callable with the hook's full argument list."""
+
+    plugin: str
+    call: Callable[..., Any]
+    weight: int = 1
+
+
+def _adapt(function: Callable[..., Any], argnames: tuple[str, ...],
+           spec_argnames: tuple[str, ...]) -> Callable[..., Any]:
+    """Call ``function`` with only the arguments it declares (pluggy's subset rule)."""
+    if argnames == spec_argnames:
+        return function
+    picks = [spec_argnames.index(name) for name in argnames]
+    return lambda *args: function(*[args[i] for i in picks])
+
+
+class Framework:
+    """Builds a profile's plugins and runs its extension points."""
+
+    def __init__(self, profile: Profile, registry: Registry, handle: Handle) -> None:
+        self.profile = profile
+        self.name = profile.scheduler_name
+        self.handle = handle
+        self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
+        self.plugins: dict[str, Any] = {}
+        self._manager = pluggy.PluginManager(hookspecs.PROJECT)
+        self._manager.add_hookspecs(hookspecs)
+        errors: list[FieldError] = []
+        for name in profile.plugin_names():
+            self._build_plugin(name, registry, errors)
+        try:
+            self._manager.check_pending()  # a hookimpl whose name matches no extension point
+        except pluggy.PluginValidationError as exc:
+            errors.append(FieldError(f"profiles[{getattr(profile, 'index', 0)}].plugins", str(exc)))
+        if errors:
+            raise ProfileBuildError(errors)
+        self._calls: dict[str, list[PluginCall]] = {}
+        for point, hook in hookspecs.EXTENSION_POINTS.items():
+            self._calls[hook] = self._ordered_calls(hook, [(r.name, r.weight)
+                                                           for r in profile.plugins.get(point, [])])
+        score_order = [(c.plugin, c.weight) for c in self._calls["score"]]
+        self._calls["normalize_score"] = self._ordered_calls("normalize_score", score_order)
+        reserve_order = [(c.plugin, 1) for c in self._calls["reserve"]]
+        # Unreserve runs in reverse order of Reserve (kube-scheduler's rule).
+        self._calls["unreserve"] = self._ordered_calls("unreserve", reserve_order[::-1])
+        self._calls["events_to_register"] = self._ordered_calls(
+            "events_to_register", [(name, 1) for name in self.plugins])
+        self._score_weights = {c.plugin: c.weight for c in self._calls["score"]}
+
+    # -- construction --------------------------------------------------------------------------
+    def _build_plugin(self, name: str, registry: Registry, errors: list[FieldError]) -> None:
+        index = getattr(self.profile, "index", 0)
+        args_path = self.profile.args_paths.get(name, f"profiles[{index}].pluginConfig[{name}].args")
+        spec = registry.get(name)
+        try:
+            cls = spec.load()
+            plugin = cls(dict(self.profile.plugin_args.get(name, {})), self.handle)
+        except ArgsError as exc:
+            errors.extend(error.under(args_path) for error in exc.errors)
+            return
+        except PluginLoadError as exc:
+            errors.append(FieldError(f"profiles[{index}].plugins", str(exc)))
+            return
+        except Exception as exc:  # a broken factory is reported, not raised
+            errors.append(FieldError(args_path, f'plugin "{name}" ({spec.distribution or spec.target}'
+                                     f'{" " + spec.version if spec.version else ""}) failed to '
+                                     f"start: {type(exc).__name__}: {exc}"))
+            return
+        try:
+            self._manager.register(plugin, name=name)
+        except pluggy.PluginValidationError as exc:
+            errors.append(FieldError(f"profiles[{index}].plugins", f'plugin "{name}": {exc}'))
+            return
+        self.plugins[name] = plugin
+
+    def _ordered_calls(self, hook: str, order: list[tuple[str, int]]) -> list[PluginCall]:
+        caller = getattr(self._manager.hook, hook)
+        spec_argnames = tuple(caller.spec.argnames)
+        impls = {impl.plugin_name: impl for impl in caller.get_hookimpls()}
+        calls = []
+        for name, weight in order:
+            impl = impls.get(name)
+            if impl is not None:
+                calls.append(PluginCall(name, _adapt(impl.function, tuple(impl.argnames),
+                                                     spec_argnames), weight or 1))
+        return calls
+
+    def plugins_at(self, point: str) -> list[str]:
+        """The plugin names that run at ``point`` (a profile field name), in order."""
+        return [c.plugin for c in self._calls[hookspecs.EXTENSION_POINTS[point]]]
+
+    def score_weight(self, plugin: str) -> int:
+        return self._score_weights[plugin]
+
+    def has_score_plugins(self) -> bool:
+        return bool(self._calls["score"])
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self._calls["filter"])
+
+    # -- running plugins -----------------------------------------------------------------------
+    @staticmethod
+    def _status(result: Any, plugin: str, point: str) -> Status:
+        if result is None:
+            return Status(Code.SUCCESS, plugin=plugin)
+        if isinstance(result, Status):
+            return result.with_plugin(plugin)
+        return Status(Code.ERROR, f'{point} plugin "{plugin}" returned {type(result).__name__}, '
+                      "expected a Status or None", plugin=plugin)
+
+    @staticmethod
+    def _crash(point: str, plugin: str, exc: Exception) -> Status:
+        log.error('%s plugin "%s" raised', point, plugin, exc_info=exc)
+        status = Status(Code.ERROR, f'running {point} plugin "{plugin}": {type(exc).__name__}: {exc}',
+                        plugin=plugin)
+        status.err = exc
+        return status
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        """Each plugin's registered events (plugins that raise here are logged, not fatal)."""
+        events: dict[str, list[ClusterEventWithHint]] = {}
+        for c in self._calls["events_to_register"]:
+            try:
+                events[c.plugin] = list(c.call() or ())
+            except Exception as exc:
+                self._crash("EventsToRegister", c.plugin, exc)
+        return events
+
+    def run_pre_enqueue(self, pod: Pod) -> Status:
+        for c in self._calls["pre_enqueue"]:
+            try:
+                status = self._status(c.call(pod), c.plugin, "PreEnqueue")
+            except Exception as exc:
+                status = self._crash("PreEnqueue", c.plugin, exc)
+            if not status.is_success():
+                return status
+        return Status.success()
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        calls = self._calls["queue_sort_less"]
+        if not calls:  # no QueueSort plugin: first come, first served
+            return a.timestamp < b.timestamp
+        return bool(calls[0].call(a, b))
+
+    def run_pre_filter(self, state: CycleState, pod: Pod,
+                       nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status, list[str]]:
+        """The merged node subset, the first rejection (or Success) and the plugins that
+        narrowed the node set."""
+        merged: PreFilterResult | None = None
+        narrowing: list[str] = []
+        for c in self._calls["pre_filter"]:
+            try:
+                result = c.call(state, pod, nodes)
+            except Exception as exc:
+                return None, self._crash("PreFilter", c.plugin, exc), narrowing
+            if isinstance(result, PreFilterResult):
+                if not result.all_nodes():
+                    narrowing.append(c.plugin)
+                merged = result if merged is None else merged.merge(result)
+                if merged.node_names is not None and not merged.node_names:
+                    message = (f"node(s) didn't satisfy plugin {narrowing[0]}" if len(narrowing) == 1
+                               else f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] "
+                               "simultaneously")
+                    return merged, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message,
+                                          plugin=c.plugin), narrowing
+                continue
+            status = self._status(result, c.plugin, "PreFilter")
+            if status.is_skip():
+                state.skip_filter_plugins.add(c.plugin)
+            elif not status.is_success():
+                return None, status, narrowing
+        return merged, Status.success(), narrowing
+
+    def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """``None`` when every Filter passes, else the first non-success (with its plugin)."""
+        skip = state.skip_filter_plugins
+        for c in self._calls["filter"]:
+            if skip and c.plugin in skip:
+                continue
+            try:
+                result = c.call(state, pod, node_info)
+            except Exception as exc:
+                return self._crash("Filter", c.plugin, exc)
+            if result is None:
+                continue
+            status = self._status(result, c.plugin, "Filter")
+            if not status.is_success():
+                return status
+        return None
+
+    def run_post_filter(self, state: CycleState, pod: Pod,
+                        statuses: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+        reasons: list[str] = []
+        for c in self._calls["post_filter"]:
+            try:
+                result = c.call(state, pod, statuses)
+            except Exception as exc:
+                return None, self._crash("PostFilter", c.plugin, exc)
+            if isinstance(result, PostFilterResult):
+                return result, Status(Code.SUCCESS, plugin=c.plugin)
+            if result is None:
+                continue
+            status = self._status(result, c.plugin, "PostFilter")
+            if status.code is Code.ERROR:
+                return None, status
+            if status.is_success():
+                return PostFilterResult(), status
+            reasons.extend(status.reasons)
+        return None, Status(Code.UNSCHEDULABLE, *reasons)
+
+    def run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        for c in self._calls["pre_score"]:
+            try:
+                status = self._status(c.call(state, pod, nodes), c.plugin, "PreScore")
+            except Exception as exc:
+                return self._crash("PreScore", c.plugin, exc)
+            if status.is_skip():
+                state.skip_score_plugins.add(c.plugin)
+            elif not status.is_success():
+                return status
+        return Status.success()
+
+    def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+                  ) -> tuple[dict[str, dict[str, int]], Status]:
+        """Per plugin, per node: the normalized score times the plugin's weight."""
+        normalizers = {c.plugin: c for c in self._calls["normalize_score"]}
+        out: dict[str, dict[str, int]] = {}
+        for c in self._calls["score"]:
+            if c.plugin in state.skip_score_plugins:
+                continue
+            scores: dict[str, int] = {}
+            try:
+                for info in nodes:
+                    value = c.call(state, pod, info)
+                    if isinstance(value, Status):
+                        if value.is_success():
+                            value = 0
+                        else:
+                            return out, value.with_plugin(c.plugin)
+                    scores[info.name] = int(value)
+                normalizer = normalizers.get(c.plugin)
+                if normalizer is not None:
+                    status = self._status(normalizer.call(state, pod, scores), c.plugin,
+                                          "NormalizeScore")
+                    if not status.is_success():
+                        return out, status
+            except Exception as exc:
+                return out, self._crash("Score", c.plugin, exc)
+            for node, value in scores.items():
+                if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
+                    return out, Status(Code.ERROR, f'plugin "{c.plugin}" returns an invalid score '
+                                       f"{value} for node {node!r}, it should be in the range "
+                                       f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                                       plugin=c.plugin)
+            out[c.plugin] = {node: value * c.weight for node, value in scores.items()}
+        return out, Status.success()
+
+    def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        for c in self._calls["reserve"]:
+            try:
+                status = self._status(c.call(state, pod, node_name), c.plugin, "Reserve")
+            except Exception as exc:
+                return self._crash("Reserve", c.plugin, exc)
+            if not status.is_success():
+                return status
+        return Status.success()
+
+    def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for c in self._calls["unreserve"]:
+            try:
+                c.call(state, pod, node_name)
+            except Exception as exc:
+                self._crash("Unreserve", c.plugin, exc)
+
+    def run_permit(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Success, a rejection, or Wait (the pod is then registered as waiting)."""
+        waits: dict[str, float] = {}
+        for c in self._calls["permit"]:
+            try:
+                status = self._status(c.call(state, pod, node_name), c.plugin, "Permit")
+            except Exception as exc:
+                return self._crash("Permit", c.plugin, exc)
+            if status.is_wait():
+                waits[c.plugin] = status.timeout if status.timeout is not None else 0.0
+            elif not status.is_success():
+                return status
+        if waits:
+            self.handle.waiting_pods.add(WaitingPod(pod, node_name, waits))
+            return Status(Code.WAIT, f"one or more plugins asked to wait: {sorted(waits)}")
+        return Status.success()
+
+    def wait_on_permit(self, pod: Pod) -> Status:
+        waiting = self.handle.waiting_pods.get(pod.uid)
+        if waiting is None:
+            return Status.success()
+        try:
+            return waiting.wait()
+        finally:
+            self.handle.waiting_pods.remove(pod.uid)
+
+    def _run_binding_point(self, hook: str, point: str, state: CycleState, pod: Pod,
+                           node_name: str) -> Status:
+        for c in self._calls[hook]:
+            try:
+                status = self._status(c.call(state, pod, node_name), c.plugin, point)
+            except Exception as exc:
+                return self._crash(point, c.plugin, exc)
+            if hook == "bind":
+                if status.is_skip():
+                    continue
+                return status
+            if not status.is_success():
+                return status
+        if hook == "bind":
+            return Status(Code.ERROR, "no Bind plugin bound the pod (every one returned Skip)")
+        return Status.success()
+
+    def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return self._run_binding_point("pre_bind", "PreBind", state, pod, node_name)
+
+    def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return self._run_binding_point("bind", "Bind", state, pod, node_name)
+
+    def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for c in self._calls["post_bind"]:
+            try:
+                c.call(state, pod, node_name)
+            except Exception as exc:
+                self._crash("PostBind", c.plugin, exc)
+
+    def describe(self) -> Mapping[str, list[tuple[str, int]]]:
+        """Every extension point's plugins in order, with score weights (``config show``)."""
+        return {point: [(c.plugin, c.weight) for c in self._calls[hook]]
+                for point, hook in hookspecs.EXTENSION_POINTS.items()}

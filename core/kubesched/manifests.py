@@ -1,0 +1,100 @@
+"""Reading a cluster from ordinary Kubernetes manifests (``kubectl get nodes,pods -A -o yaml``).
+
+Multi-document YAML, ``List``/``NodeList``/``PodList`` wrappers and JSON are accepted. Objects
+that are neither Node nor Pod are skipped with a warning. Any unreadable object fails the whole
+file with every problem listed (nothing is half-applied).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from .errors import ManifestError
+from .objects import Node, ObjectError, Pod
+
+__all__ = ["Cluster", "load_cluster", "parse_cluster"]
+
+
+@dataclass
+class Cluster:
+    """The nodes and pods of a cluster file, and what was skipped."""
+
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _objects(documents: list[Any]) -> Iterator[tuple[str, Any]]:
+    """Every object with where it sits (``document 2``, ``document 1 items[3]``)."""
+    for index, doc in enumerate(documents, start=1):
+        if doc is None:
+            continue
+        where = f"document {index}"
+        if isinstance(doc, Mapping) and isinstance(doc.get("items"), list) and \
+                str(doc.get("kind", "")).endswith("List"):
+            for item_index, item in enumerate(doc["items"]):
+                yield f"{where} items[{item_index}]", item
+        else:
+            yield where, doc
+
+
+def _describe(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    name = meta.get("name", "?")
+    namespace = meta.get("namespace")
+    return f"{obj.get('kind', '?')} {namespace + '/' if namespace else ''}{name}"
+
+
+def parse_cluster(text: str, source: str = "<cluster>") -> Cluster:
+    """Parse manifest text; raises :class:`ManifestError` naming ``source`` and each object."""
+    try:
+        documents = list(yaml.safe_load_all(text))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ManifestError(f"{source}{where}: not valid YAML: {problem}") from None
+    cluster = Cluster()
+    errors: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for where, obj in _objects(documents):
+        if not isinstance(obj, Mapping):
+            errors.append(f"{source}: {where}: expected a Kubernetes object (a mapping), "
+                          f"got {type(obj).__name__}")
+            continue
+        kind = obj.get("kind")
+        if kind not in ("Node", "Pod"):
+            cluster.warnings.append(f"{source}: {where}: skipping {_describe(obj)} "
+                                    "(only Nodes and Pods are read)")
+            continue
+        try:
+            parsed: Node | Pod = Node(obj) if kind == "Node" else Pod(obj)
+        except ObjectError as exc:
+            errors.append(f"{source}: {where}: {exc}")
+            continue
+        key = (kind, parsed.name if isinstance(parsed, Node) else parsed.key)
+        if key in seen:
+            errors.append(f"{source}: {where}: duplicate {kind} {key[1]}")
+            continue
+        seen.add(key)
+        (cluster.nodes if isinstance(parsed, Node) else cluster.pods).append(parsed)  # type: ignore[arg-type]
+    if errors:
+        raise ManifestError("\n".join(errors))
+    return cluster
+
+
+def load_cluster(path: str | os.PathLike[str]) -> Cluster:
+    """Read and parse a cluster file; a missing or unreadable file is a :class:`ManifestError`."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise ManifestError(f"{os.fspath(path)}: cannot read cluster file: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ManifestError(f"{os.fspath(path)}: not a text file (expected YAML or JSON)") from None
+    return parse_cluster(text, os.fspath(path))

@@ -1,0 +1,324 @@
+"""The scheduling queue: activeQ, backoffQ and the unschedulable pool (DESIGN.md §3).
+
+- activeQ is a heap ordered by the QueueSort plugin; ``pop`` blocks until a pod is there.
+- A pod that failed with an Error, or was rejected while a relevant event arrived during its
+  cycle, waits out its backoff (initial × 2^(attempts−1), capped) in backoffQ.
+- A pod rejected by plugins waits in the unschedulable pool until an event one of those plugins
+  registered (and whose hint says Queue) arrives, or at most ``max_unschedulable_seconds``.
+- A pod gated by PreEnqueue also waits in the pool, without counting as an attempt.
+
+Events that arrive while a pod is in its scheduling cycle are logged and checked when the pod
+comes back, so none is lost.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .events import ClusterEvent, QueueingHint
+from .objects import Pod
+from .results import QueuedPodInfo
+
+if TYPE_CHECKING:
+    from .framework import Framework
+
+__all__ = ["DEFAULT_MAX_UNSCHEDULABLE_SECONDS", "SchedulingQueue"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_UNSCHEDULABLE_SECONDS = 300.0
+
+
+class _ActiveEntry:
+    """A heap entry ordered by the QueueSort plugin's ``less``."""
+
+    __slots__ = ("info", "less", "live")
+
+    def __init__(self, info: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]):
+        self.info, self.less, self.live = info, less, True
+
+    def __lt__(self, other: _ActiveEntry) -> bool:
+        return self.less(self.info, other.info)
+
+
+@dataclass(slots=True)
+class _LoggedEvent:
+    event: ClusterEvent
+    old: Any
+    new: Any
+
+
+class SchedulingQueue:
+    """Thread-safe queue of pending pods for every profile of one scheduler."""
+
+    def __init__(
+        self,
+        frameworks: Mapping[str, Framework],
+        clock: Callable[[], float] = time.monotonic,
+        initial_backoff_seconds: float = 1.0,
+        max_backoff_seconds: float = 10.0,
+        max_unschedulable_seconds: float = DEFAULT_MAX_UNSCHEDULABLE_SECONDS,
+    ) -> None:
+        self._frameworks = frameworks
+        first = next(iter(frameworks.values()), None)
+        self._less = first.less if first is not None else (lambda a, b: a.timestamp < b.timestamp)
+        self._events = {name: fw.events_to_register() for name, fw in frameworks.items()}
+        self.clock = clock
+        self.initial_backoff = initial_backoff_seconds
+        self.max_backoff = max_backoff_seconds
+        self.max_unschedulable = max_unschedulable_seconds
+        self._cond = threading.Condition()
+        self._active: list[_ActiveEntry] = []
+        self._active_by_uid: dict[str, _ActiveEntry] = {}
+        self._backoff: list[tuple[float, int, str]] = []
+        self._backoff_by_uid: dict[str, QueuedPodInfo] = {}
+        self._unschedulable: dict[str, tuple[QueuedPodInfo, float]] = {}
+        self._in_flight: dict[str, int] = {}
+        self._deleted_in_flight: set[str] = set()
+        self._log: list[_LoggedEvent] = []
+        self._log_base = 0
+        self._seq = itertools.count()
+        self._closed = False
+        self.scheduling_cycle = 0
+
+    # -- entering the queue ----------------------------------------------------------------------
+    def add(self, pod: Pod) -> None:
+        """A new pending pod (or one seen again after a re-list)."""
+        with self._cond:
+            if self._knows(pod.uid):
+                self._replace_pod(pod)
+                return
+            now = self.clock()
+            info = QueuedPodInfo(pod, timestamp=now, initial_attempt_timestamp=now)
+            self._enqueue_checked(info)
+
+    def _knows(self, uid: str) -> bool:
+        return (uid in self._active_by_uid or uid in self._backoff_by_uid
+                or uid in self._unschedulable or uid in self._in_flight)
+
+    def _enqueue_checked(self, info: QueuedPodInfo) -> None:
+        """Run PreEnqueue; park the pod gated, or push it to activeQ."""
+        framework = self._frameworks.get(info.pod.scheduler_name)
+        status = framework.run_pre_enqueue(info.pod) if framework is not None else None
+        if status is not None and not status.is_success():
+            info.gating_plugin = status.plugin or "?"
+            info.gating_message = status.message()
+            self._unschedulable[info.pod.uid] = (info, self.clock())
+            log.debug("pod %s gated by %s: %s", info.pod.key, status.plugin, status.message())
+            return
+        info.gating_plugin = ""
+        self._push_active(info)
+
+    def _push_active(self, info: QueuedPodInfo) -> None:
+        entry = _ActiveEntry(info, self._less)
+        self._active_by_uid[info.pod.uid] = entry
+        heapq.heappush(self._active, entry)
+        self._cond.notify()
+
+    # -- the scheduling cycle's side -------------------------------------------------------------
+    def pop(self, timeout: float | None = None) -> QueuedPodInfo | None:
+        """The next pod to schedule, or None when closed (or ``timeout`` passed)."""
+        with self._cond:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while True:
+                self._flush_backoff_locked()
+                while self._active:
+                    entry = heapq.heappop(self._active)
+                    if entry.live:
+                        info = entry.info
+                        del self._active_by_uid[info.pod.uid]
+                        info.attempts += 1
+                        self.scheduling_cycle += 1
+                        self._in_flight[info.pod.uid] = self._log_base + len(self._log)
+                        return info
+                if self._closed:
+                    return None
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
+                    return None
+                waits = [] if deadline is None else [deadline - now]
+                if self._backoff:
+                    waits.append(max(self._backoff[0][0] - self.clock(), 0.001))
+                self._cond.wait(min(waits) if waits else None)
+
+    def backoff_seconds(self, info: QueuedPodInfo) -> float:
+        """initial × 2^(attempts−1), capped at the maximum."""
+        seconds = self.initial_backoff * (2 ** max(info.attempts - 1, 0))
+        return min(seconds, self.max_backoff)
+
+    def requeue_after_failure(self, info: QueuedPodInfo, rejected_by: set[str],
+                              error: bool = False) -> None:
+        """Put back a pod whose cycle failed. ``rejected_by``: the plugins that rejected it."""
+        with self._cond:
+            uid = info.pod.uid
+            start = self._in_flight.pop(uid, self._log_base + len(self._log))
+            if uid in self._deleted_in_flight:
+                self._deleted_in_flight.discard(uid)
+                self._prune_log()
+                return
+            info.timestamp = self.clock()
+            info.unschedulable_plugins = set(rejected_by)
+            info.last_failure_was_error = error
+            missed = self._log[max(start - self._log_base, 0):]
+            self._prune_log()
+            if error or any(self._helps(info, e.event, e.old, e.new) for e in missed):
+                self._to_backoff_or_active(info)
+            else:
+                self._unschedulable[uid] = (info, self.clock())
+
+    def done(self, uid: str) -> None:
+        """The pod's cycle ended with it assumed (or dropped): stop tracking it."""
+        with self._cond:
+            self._in_flight.pop(uid, None)
+            self._deleted_in_flight.discard(uid)
+            self._prune_log()
+
+    def _prune_log(self) -> None:
+        if not self._in_flight:
+            self._log_base += len(self._log)
+            self._log.clear()
+            return
+        oldest = min(self._in_flight.values())
+        drop = oldest - self._log_base
+        if drop > 0:
+            del self._log[:drop]
+            self._log_base = oldest
+
+    # -- moving pods on events -------------------------------------------------------------------
+    def _helps(self, info: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
+        """Whether ``event`` may make ``info`` schedulable, per its rejectors' registrations."""
+        plugins = {info.gating_plugin} if info.gating_plugin else info.unschedulable_plugins
+        if not plugins:
+            return True
+        registered = self._events.get(info.pod.scheduler_name, {})
+        for plugin in plugins:
+            for entry in registered.get(plugin, ()):
+                if not entry.event.matches(event):
+                    continue
+                if entry.hint is None:
+                    return True
+                try:
+                    if entry.hint(info.pod, old, new) is QueueingHint.QUEUE:
+                        return True
+                except Exception:  # a broken hint must not strand the pod
+                    log.exception('queueing hint of plugin "%s" raised', plugin)
+                    return True
+        return False
+
+    def move_on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> int:
+        """Move the unschedulable pods that ``event`` may help; returns how many moved."""
+        with self._cond:
+            if self._in_flight:
+                self._log.append(_LoggedEvent(event, old, new))
+            moved = [info for info, _ in self._unschedulable.values()
+                     if self._helps(info, event, old, new)]
+            for info in moved:
+                self._move_out_of_pool(info)
+            return len(moved)
+
+    def _move_out_of_pool(self, info: QueuedPodInfo) -> None:
+        del self._unschedulable[info.pod.uid]
+        if info.gating_plugin:
+            self._enqueue_checked(info)
+        else:
+            self._to_backoff_or_active(info)
+
+    def _to_backoff_or_active(self, info: QueuedPodInfo) -> None:
+        expiry = info.timestamp + self.backoff_seconds(info)
+        if info.attempts and expiry > self.clock():
+            self._backoff_by_uid[info.pod.uid] = info
+            heapq.heappush(self._backoff, (expiry, next(self._seq), info.pod.uid))
+            self._cond.notify()
+        else:
+            self._push_active(info)
+
+    def _flush_backoff_locked(self) -> None:
+        now = self.clock()
+        while self._backoff and self._backoff[0][0] <= now:
+            _, _, uid = heapq.heappop(self._backoff)
+            info = self._backoff_by_uid.pop(uid, None)
+            if info is not None:
+                self._push_active(info)
+
+    def flush(self) -> None:
+        """Move pods whose backoff ended to activeQ and pods stuck in the pool past the limit out."""
+        with self._cond:
+            self._flush_backoff_locked()
+            now = self.clock()
+            stale = [info for info, since in self._unschedulable.values()
+                     if now - since >= self.max_unschedulable]
+            for info in stale:
+                self._move_out_of_pool(info)
+
+    # -- pending pods that change or go away -----------------------------------------------------
+    def _replace_pod(self, pod: Pod) -> QueuedPodInfo | None:
+        uid = pod.uid
+        for info in (self._active_by_uid.get(uid), self._backoff_by_uid.get(uid)):
+            if info is not None:
+                info = info.info if isinstance(info, _ActiveEntry) else info
+                info.pod = pod
+                return None
+        parked = self._unschedulable.get(uid)
+        if parked is not None:
+            parked[0].pod = pod
+            return parked[0]
+        return None
+
+    def update(self, old: Pod, new: Pod, event: ClusterEvent) -> None:
+        """A pending pod changed: update it, and give a parked pod another chance if the change
+        is one its rejectors (or gate) registered for."""
+        with self._cond:
+            if new.uid in self._in_flight:
+                self._log.append(_LoggedEvent(event, old, new))
+                return
+            if not self._knows(new.uid):
+                self.add(new)
+                return
+            parked = self._replace_pod(new)
+            if parked is not None and self._helps(parked, event, old, new):
+                self._move_out_of_pool(parked)
+
+    def delete(self, pod: Pod) -> None:
+        with self._cond:
+            uid = pod.uid
+            entry = self._active_by_uid.pop(uid, None)
+            if entry is not None:
+                entry.live = False
+            self._backoff_by_uid.pop(uid, None)
+            self._unschedulable.pop(uid, None)
+            if uid in self._in_flight:
+                self._deleted_in_flight.add(uid)
+
+    # -- introspection ---------------------------------------------------------------------------
+    def pending(self) -> dict[str, int]:
+        """Pods per place, as the ``scheduler_pending_pods`` metric reports them."""
+        with self._cond:
+            gated = sum(1 for info, _ in self._unschedulable.values() if info.gating_plugin)
+            return {"active": len(self._active_by_uid), "backoff": len(self._backoff_by_uid),
+                    "unschedulable": len(self._unschedulable) - gated, "gated": gated}
+
+    def next_backoff_expiry(self) -> float | None:
+        with self._cond:
+            return self._backoff[0][0] if self._backoff else None
+
+    def parked(self) -> list[QueuedPodInfo]:
+        """The pods in the unschedulable pool (gated ones included)."""
+        with self._cond:
+            return [info for info, _ in self._unschedulable.values()]
+
+    def wake(self) -> None:
+        """Let a blocked ``pop`` look again (e.g. after the clock moved)."""
+        with self._cond:
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()

@@ -1,0 +1,265 @@
+"""The scheduler: queue → scheduling cycle → binding cycle, over any cluster backend.
+
+One code path serves ``kubesched simulate`` (in-memory backend, virtual clock, bindings inline)
+and ``kubesched run`` (API backend, real clock, bindings on a bounded pool of threads so the next
+pod's scheduling cycle does not wait on the API).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from .algorithm import CycleError, FitError, SchedulingAlgorithm
+from .backends.base import BindError, ClusterBackend
+from .cache import Cache
+from .config import SchedulerConfiguration
+from .cycle_state import CycleState
+from .errors import ConfigError, FieldError
+from .event_handlers import SchedulerEventHandler
+from .events import ActionType, ClusterEvent, EventResource
+from .framework import Framework, ProfileBuildError
+from .handle import Handle
+from .objects import Pod
+from .queue import SchedulingQueue
+from .registry import Registry
+from .results import QueuedPodInfo
+from .snapshot import Snapshot
+from .status import Code, Status
+from .waiting_pods import WaitingPods
+
+__all__ = ["Attempt", "Scheduler"]
+
+log = logging.getLogger(__name__)
+
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
+
+
+@dataclass(slots=True)
+class Attempt:
+    """The outcome of a pod's latest attempt (what ``simulate`` reports)."""
+
+    pod: Pod
+    node_name: str | None
+    reason: str = ""
+    message: str = ""
+
+
+def build_frameworks(config: SchedulerConfiguration, registry: Registry,
+                     handle_for: Callable[[str], Handle]) -> dict[str, Framework]:
+    """One framework per profile; every plugin error of every profile in one ConfigError."""
+    frameworks: dict[str, Framework] = {}
+    errors: list[FieldError] = []
+    for profile in config.profiles:
+        try:
+            frameworks[profile.scheduler_name] = Framework(
+                profile, registry, handle_for(profile.scheduler_name))
+        except ProfileBuildError as exc:
+            errors.extend(exc.errors)
+    if errors:
+        raise ConfigError(errors)
+    return frameworks
+
+
+class Scheduler:
+    """Schedules the pods of every profile in ``config`` onto ``backend``'s nodes."""
+
+    def __init__(
+        self,
+        config: SchedulerConfiguration,
+        backend: ClusterBackend,
+        registry: Registry | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        seed: int | None = None,
+        inline_binding: bool = False,
+        binding_workers: int = 16,
+    ) -> None:
+        self.config = config
+        self.backend = backend
+        self.cache = Cache()
+        self.snapshot = Snapshot()
+        self.waiting_pods = WaitingPods()
+        self.rng = random.Random(seed)
+        registry = registry if registry is not None else Registry.installed()
+        self.frameworks = build_frameworks(config, registry, self._handle_for)
+        self.queue = SchedulingQueue(
+            self.frameworks, clock=clock,
+            initial_backoff_seconds=config.pod_initial_backoff_seconds,
+            max_backoff_seconds=config.pod_max_backoff_seconds)
+        self.algorithm = SchedulingAlgorithm(config.percentage_of_nodes_to_score, self.rng)
+        self.handler = SchedulerEventHandler(self.cache, self.queue, set(self.frameworks),
+                                             self.waiting_pods)
+        self.inline_binding = inline_binding
+        self._binder = ThreadPoolExecutor(max_workers=max(binding_workers, 1),
+                                          thread_name_prefix="binding")
+        self._in_flight_bindings = 0
+        self._bindings_done = threading.Condition()
+        self.attempts: dict[str, Attempt] = {}
+        self._attempts_lock = threading.Lock()
+        self._stop = threading.Event()
+        #: Called after each scheduling attempt (metrics, tests).
+        self.on_attempt: Callable[[Attempt, float], None] | None = None
+
+    def _handle_for(self, profile_name: str) -> Handle:
+        return Handle(profile_name, self.backend, lambda: self.snapshot, self.waiting_pods,
+                      self.config.parallelism, self.rng)
+
+    # -- running -------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Connect the backend: the cache and queue fill with what the cluster has."""
+        self.backend.start(self.handler)
+
+    def run(self, stop: threading.Event | None = None, poll_seconds: float = 1.0) -> None:
+        """Schedule until ``stop`` is set (or :meth:`stop` is called)."""
+        stop = stop or self._stop
+        last_flush = time.monotonic()
+        while not stop.is_set() and not self._stop.is_set():
+            self.schedule_one(timeout=poll_seconds)
+            if time.monotonic() - last_flush >= poll_seconds:
+                self.queue.flush()
+                last_flush = time.monotonic()
+
+    def stop(self, wait_for_bindings: bool = True) -> None:
+        self._stop.set()
+        self.queue.close()
+        self._binder.shutdown(wait=wait_for_bindings)
+
+    def wait_for_bindings(self, timeout: float | None = None) -> bool:
+        """Block until no binding cycle is running; False on timeout."""
+        with self._bindings_done:
+            return self._bindings_done.wait_for(lambda: self._in_flight_bindings == 0, timeout)
+
+    # -- the scheduling cycle ------------------------------------------------------------------
+    def schedule_one(self, timeout: float | None = None) -> bool:
+        """Pop one pod and run its scheduling cycle; False when nothing was there to pop."""
+        info = self.queue.pop(timeout=timeout)
+        if info is None:
+            return False
+        pod = info.pod
+        framework = self.frameworks.get(pod.scheduler_name)
+        if framework is None or pod.deletion_timestamp or self.cache.is_assumed(pod.uid):
+            self.queue.done(pod.uid)
+            return True
+        started = time.monotonic()
+        state = CycleState()
+        self.cache.update_snapshot(self.snapshot)
+        try:
+            result = self.algorithm.schedule(framework, state, pod, self.snapshot)
+        except FitError as fit:
+            self._post_filter(framework, state, pod, fit)
+            self._fail(info, REASON_UNSCHEDULABLE, str(fit),
+                       fit.diagnosis.unschedulable_plugins, started)
+            return True
+        except CycleError as exc:
+            self._fail(info, REASON_SCHEDULER_ERROR, exc.status.message(), set(), started,
+                       error=True)
+            return True
+        node = result.node_name
+        self.cache.assume_pod(pod, node)
+        status = framework.run_reserve(state, pod, node)
+        if status.is_success():
+            status = framework.run_permit(state, pod, node)
+        if not (status.is_success() or status.is_wait()):
+            framework.run_unreserve(state, pod, node)
+            self.cache.forget_pod(pod)
+            self._fail_with_status(info, status, started)
+            return True
+        self.queue.done(pod.uid)
+        self._start_binding(framework, state, info, node, started)
+        return True
+
+    def _post_filter(self, framework: Framework, state: CycleState, pod: Pod,
+                     fit: FitError) -> None:
+        if not framework.plugins_at("postFilter"):
+            return
+        result, status = framework.run_post_filter(state, pod, fit.diagnosis.node_to_status)
+        if status.message():
+            fit.diagnosis.post_filter_msg = status.message()
+        if result is not None and result.nominated_node_name:
+            self._nominate(pod, result.nominated_node_name)
+
+    def _nominate(self, pod: Pod, node_name: str) -> None:
+        pod.nominated_node_name = node_name
+
+    # -- the binding cycle ---------------------------------------------------------------------
+    def _start_binding(self, framework: Framework, state: CycleState, info: QueuedPodInfo,
+                       node: str, started: float) -> None:
+        with self._bindings_done:
+            self._in_flight_bindings += 1
+        waiting = self.waiting_pods.get(info.pod.uid) is not None
+        if self.inline_binding and not waiting:
+            self._binding_cycle(framework, state, info, node, started)
+        else:
+            self._binder.submit(self._binding_cycle, framework, state, info, node, started)
+
+    def _binding_cycle(self, framework: Framework, state: CycleState, info: QueuedPodInfo,
+                       node: str, started: float) -> None:
+        pod = info.pod
+        try:
+            status = framework.wait_on_permit(pod)
+            if status.is_success():
+                status = framework.run_pre_bind(state, pod, node)
+            if status.is_success():
+                status = framework.run_bind(state, pod, node)
+            if not status.is_success():
+                self._binding_failed(framework, state, info, node, status, started)
+                return
+            self._record(Attempt(pod, node), started)
+            try:
+                self.backend.report_scheduled(pod, node)
+            except Exception:
+                log.exception("recording the Scheduled event of pod %s failed", pod.key)
+            framework.run_post_bind(state, pod, node)
+        except Exception:  # a bug here must not kill the binding pool or lose the pod
+            log.exception("binding cycle of pod %s failed", pod.key)
+            self._binding_failed(framework, state, info, node,
+                                 Status(Code.ERROR, "internal error in the binding cycle"), started)
+        finally:
+            with self._bindings_done:
+                self._in_flight_bindings -= 1
+                self._bindings_done.notify_all()
+
+    def _binding_failed(self, framework: Framework, state: CycleState, info: QueuedPodInfo,
+                        node: str, status: Status, started: float) -> None:
+        pod = info.pod
+        framework.run_unreserve(state, pod, node)
+        self.cache.forget_pod(pod)
+        # The room the pod held is free again: pods waiting for it may fit now.
+        self.queue.move_on_event(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
+                                 pod, None)
+        if isinstance(status.err, BindError) and not status.err.retryable:
+            log.info("dropping pod %s: %s", pod.key, status.message())
+            return
+        self._fail_with_status(info, status, started)
+
+    # -- failures ------------------------------------------------------------------------------
+    def _fail_with_status(self, info: QueuedPodInfo, status: Status, started: float) -> None:
+        if status.is_rejected():
+            self._fail(info, REASON_UNSCHEDULABLE, status.message(),
+                       {status.plugin} if status.plugin else set(), started)
+        else:
+            self._fail(info, REASON_SCHEDULER_ERROR, status.message(), set(), started, error=True)
+
+    def _fail(self, info: QueuedPodInfo, reason: str, message: str, plugins: set[str],
+              started: float, error: bool = False) -> None:
+        pod = info.pod
+        log.debug("unable to schedule pod %s: %s", pod.key, message)
+        self.queue.requeue_after_failure(info, plugins, error=error)
+        self._record(Attempt(pod, None, reason, message), started)
+        try:
+            self.backend.report_failure(pod, reason, message, pod.nominated_node_name or None)
+        except Exception:
+            log.exception("recording the failure of pod %s failed", pod.key)
+
+    def _record(self, attempt: Attempt, started: float) -> None:
+        with self._attempts_lock:
+            self.attempts[attempt.pod.uid] = attempt
+        if self.on_attempt is not None:
+            self.on_attempt(attempt, time.monotonic() - started)
