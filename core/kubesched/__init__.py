@@ -6,7 +6,14 @@ and may change.
 
 from .backends import BindError, ClusterBackend, InMemoryBackend
 from .cycle_state import CycleState
-from .errors import ArgsError, ConfigError, FieldError, KubeschedError, ManifestError, PluginLoadError
+from .errors import (
+    ArgsError,
+    ConfigError,
+    FieldError,
+    KubeschedError,
+    ManifestError,
+    PluginLoadError,
+)
 from .events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from .handle import Handle
 from .hookspecs import hookimpl
@@ -40,8 +47,8 @@ __all__ = [
     "NodeInfo",
     "NodeToStatus",
     "ObjectError",
-    "Pod",
     "PluginLoadError",
+    "Pod",
     "PostFilterResult",
     "PreFilterResult",
     "QueuedPodInfo",

@@ -111,14 +111,16 @@ class CycleError(Exception):
 class SchedulingAlgorithm:
     """Stateful only in the rotating start index, as kube-scheduler is."""
 
-    def __init__(self, percentage_of_nodes_to_score: int = 0,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self, percentage_of_nodes_to_score: int = 0, rng: random.Random | None = None
+    ) -> None:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.rng = rng or random.Random()
         self.next_start_node_index = 0
 
-    def schedule(self, fw: Framework, state: CycleState, pod: Pod,
-                 snapshot: Snapshot) -> ScheduleResult:
+    def schedule(
+        self, fw: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
+    ) -> ScheduleResult:
         """The chosen node; raises :class:`FitError` or :class:`CycleError`."""
         num_nodes = len(snapshot)
         if num_nodes == 0:
@@ -130,11 +132,13 @@ class SchedulingAlgorithm:
             return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
         scores = self.prioritize(fw, state, pod, feasible)
         node = self.select_host(feasible, scores)
-        return ScheduleResult(node, len(feasible) + len(diagnosis.node_to_status),
-                              len(feasible), scores)
+        return ScheduleResult(
+            node, len(feasible) + len(diagnosis.node_to_status), len(feasible), scores
+        )
 
-    def find_nodes_that_fit(self, fw: Framework, state: CycleState, pod: Pod,
-                            snapshot: Snapshot) -> tuple[list[NodeInfo], Diagnosis]:
+    def find_nodes_that_fit(
+        self, fw: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
+    ) -> tuple[list[NodeInfo], Diagnosis]:
         diagnosis = Diagnosis()
         all_nodes = snapshot.node_infos
         result, status, narrowing = fw.run_pre_filter(state, pod, all_nodes)
@@ -149,8 +153,9 @@ class SchedulingAlgorithm:
         # A nominated node (preemption) is tried first; if it still fits, it is the answer.
         if pod.nominated_node_name:
             info = snapshot.get(pod.nominated_node_name)
-            if info is not None and (result is None or info.name in (result.node_names or ())
-                                     or result.all_nodes()):
+            if info is not None and (
+                result is None or info.name in (result.node_names or ()) or result.all_nodes()
+            ):
                 if fw.run_filter(state, pod, info) is None:
                     return [info], diagnosis
         nodes = all_nodes
@@ -159,19 +164,29 @@ class SchedulingAlgorithm:
             nodes = [info for info in all_nodes if info.name in names]
             diagnosis.absent_nodes_status = Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]")
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]",
+            )
             diagnosis.unschedulable_plugins.update(narrowing)
         feasible = self._filter(fw, state, pod, nodes, diagnosis)
         return feasible, diagnosis
 
-    def _filter(self, fw: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo],
-                diagnosis: Diagnosis) -> list[NodeInfo]:
+    def _filter(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pod: Pod,
+        nodes: list[NodeInfo],
+        diagnosis: Diagnosis,
+    ) -> list[NodeInfo]:
         total = len(nodes)
         if total == 0:
             return []
         to_find = num_feasible_nodes_to_find(
-            total, fw.percentage_of_nodes_to_score if fw.percentage_of_nodes_to_score is not None
-            else self.percentage_of_nodes_to_score)
+            total,
+            fw.percentage_of_nodes_to_score
+            if fw.percentage_of_nodes_to_score is not None
+            else self.percentage_of_nodes_to_score,
+        )
         if not fw.has_score_plugins():
             to_find = 1
         if not fw.has_filter_plugins():
@@ -200,8 +215,9 @@ class SchedulingAlgorithm:
         self.next_start_node_index = (start + processed) % total
         return feasible
 
-    def prioritize(self, fw: Framework, state: CycleState, pod: Pod,
-                   feasible: list[NodeInfo]) -> dict[str, dict[str, int]]:
+    def prioritize(
+        self, fw: Framework, state: CycleState, pod: Pod, feasible: list[NodeInfo]
+    ) -> dict[str, dict[str, int]]:
         if not fw.has_score_plugins():
             return {}
         status = fw.run_pre_score(state, pod, feasible)

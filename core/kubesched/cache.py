@@ -139,6 +139,9 @@ class Cache:
                         snapshot.by_name.pop(name, None)
                     else:
                         snapshot.by_name[name] = info.clone()
+                # The cache's insertion order, not the dirty set's, so runs are repeatable.
+                snapshot.by_name = {name: snapshot.by_name[name] for name in self._nodes
+                                    if name in snapshot.by_name}
                 snapshot._reorder()
                 self._membership_changed = False
             else:

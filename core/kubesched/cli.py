@@ -58,8 +58,10 @@ def _print_table(result: SimulationResult, out: TextIO) -> None:
     rows += [(p.namespace, p.name, p.node or "<none>", p.message) for p in result.pods]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
-        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3],
-              file=out)
+        print(
+            "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3],
+            file=out,
+        )
     print(f"\n{result.scheduled} scheduled, {result.unschedulable} unschedulable", file=out)
 
 
@@ -88,8 +90,12 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     rows: list[dict[str, Any]] = []
     for spec in Registry.installed().specs():
-        row: dict[str, Any] = {"name": spec.name, "distribution": spec.distribution,
-                               "version": spec.version, "extension_points": []}
+        row: dict[str, Any] = {
+            "name": spec.name,
+            "distribution": spec.distribution,
+            "version": spec.version,
+            "extension_points": [],
+        }
         try:
             row["extension_points"] = spec.extension_points()
         except PluginLoadError as exc:
@@ -100,12 +106,20 @@ def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(file=out)
         return EXIT_OK
     table = [("NAME", "DISTRIBUTION", "VERSION", "EXTENSION POINTS")]
-    table += [(r["name"], r["distribution"], r["version"],
-               r.get("error") or ", ".join(r["extension_points"])) for r in rows]
+    table += [
+        (
+            r["name"],
+            r["distribution"],
+            r["version"],
+            r.get("error") or ", ".join(r["extension_points"]),
+        )
+        for r in rows
+    ]
     widths = [max(len(row[i]) for row in table) for i in range(3)]
     for row in table:
-        print("  ".join(c.ljust(widths[i]) for i, c in enumerate(row[:3])) + "  " + row[3],
-              file=out)
+        print(
+            "  ".join(c.ljust(widths[i]) for i, c in enumerate(row[:3])) + "  " + row[3], file=out
+        )
     return EXIT_OK
 
 
@@ -131,14 +145,19 @@ def cmd_config_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         points: dict[str, list[Any]] = {}
         for point in EXTENSION_POINTS:
             refs = profile.plugins.get(point, [])
-            points[point] = [{"name": r.name, "weight": r.weight} if point == "score" else r.name
-                             for r in refs]
-        shown["profiles"].append({
-            "schedulerName": profile.scheduler_name,
-            "percentageOfNodesToScore": profile.percentage_of_nodes_to_score,
-            "plugins": points,
-            "pluginConfig": [{"name": n, "args": a} for n, a in profile.plugin_args.items() if a],
-        })
+            points[point] = [
+                {"name": r.name, "weight": r.weight} if point == "score" else r.name for r in refs
+            ]
+        shown["profiles"].append(
+            {
+                "schedulerName": profile.scheduler_name,
+                "percentageOfNodesToScore": profile.percentage_of_nodes_to_score,
+                "plugins": points,
+                "pluginConfig": [
+                    {"name": n, "args": a} for n, a in profile.plugin_args.items() if a
+                ],
+            }
+        )
     if args.output == "json":
         json.dump(shown, out, indent=2)
         print(file=out)
@@ -153,13 +172,17 @@ def cmd_config_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kubesched", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"kubesched {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0,
-                        help="more logging (-v info, -vv debug)")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="more logging (-v info, -vv debug)"
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     sim = commands.add_parser("simulate", help="schedule the pending pods of a cluster file")
-    sim.add_argument("cluster", nargs="?", help="Kubernetes manifests (YAML/JSON) with Nodes and "
-                     "Pods; default: the bundled example")
+    sim.add_argument(
+        "cluster",
+        nargs="?",
+        help="Kubernetes manifests (YAML/JSON) with Nodes and Pods; default: the bundled example",
+    )
     sim.add_argument("--config", help="a KubeSchedulerConfiguration file")
     sim.add_argument("-o", "--output", choices=("table", "json"), default="table")
     sim.add_argument("--seed", type=int, default=0, help="seed for random tie-breaking")
@@ -181,8 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
-         err: TextIO | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
     args = build_parser().parse_args(argv)

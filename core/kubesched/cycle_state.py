@@ -42,8 +42,9 @@ class CycleState:
     def clone(self) -> CycleState:
         """A copy for what-if evaluation (preemption); values with ``clone()`` are cloned."""
         other = CycleState()
-        other._data = {k: (v.clone() if hasattr(v, "clone") else copy.copy(v))
-                       for k, v in self._data.items()}
+        other._data = {
+            k: (v.clone() if hasattr(v, "clone") else copy.copy(v)) for k, v in self._data.items()
+        }
         other.skip_filter_plugins = set(self.skip_filter_plugins)
         other.skip_score_plugins = set(self.skip_score_plugins)
         return other

@@ -8,8 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["ArgsError", "ConfigError", "FieldError", "KubeschedError", "ManifestError",
-           "PluginLoadError"]
+__all__ = [
+    "ArgsError",
+    "ConfigError",
+    "FieldError",
+    "KubeschedError",
+    "ManifestError",
+    "PluginLoadError",
+]
 
 
 class KubeschedError(Exception):
@@ -43,7 +49,9 @@ class ConfigError(KubeschedError):
         head = f"{source}: " if source else ""
         lines = "\n".join(f"  {error}" for error in self.errors)
         count = len(self.errors)
-        super().__init__(f"{head}invalid configuration ({count} error{'s' * (count != 1)}):\n{lines}")
+        super().__init__(
+            f"{head}invalid configuration ({count} error{'s' * (count != 1)}):\n{lines}"
+        )
 
 
 class ArgsError(KubeschedError):

@@ -25,8 +25,10 @@ log = logging.getLogger(__name__)
 
 
 def _conditions(node: Node) -> list[tuple[str, str]]:
-    return sorted((c.get("type", ""), c.get("status", ""))
-                  for c in (node.raw.get("status") or {}).get("conditions") or ())
+    return sorted(
+        (c.get("type", ""), c.get("status", ""))
+        for c in (node.raw.get("status") or {}).get("conditions") or ()
+    )
 
 
 def _taints(node: Node) -> list[tuple[str, str, str]]:
@@ -56,8 +58,9 @@ def pod_update_actions(old: Pod, new: Pod) -> ActionType:
     actions = ActionType(0)
     if old.labels != new.labels:
         actions |= ActionType.UPDATE_POD_LABEL
-    if [(t.key, t.operator, t.value, t.effect) for t in old.tolerations] != \
-            [(t.key, t.operator, t.value, t.effect) for t in new.tolerations]:
+    if [(t.key, t.operator, t.value, t.effect) for t in old.tolerations] != [
+        (t.key, t.operator, t.value, t.effect) for t in new.tolerations
+    ]:
         actions |= ActionType.UPDATE_POD_TOLERATIONS
     if old.scheduling_gates and not new.scheduling_gates:
         actions |= ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
@@ -70,8 +73,9 @@ def pod_update_actions(old: Pod, new: Pod) -> ActionType:
 class SchedulerEventHandler:
     """Implements :class:`~kubesched.backends.EventHandler` over a cache and a queue."""
 
-    def __init__(self, cache: Cache, queue: SchedulingQueue, profiles: set[str],
-                 waiting_pods: WaitingPods) -> None:
+    def __init__(
+        self, cache: Cache, queue: SchedulingQueue, profiles: set[str], waiting_pods: WaitingPods
+    ) -> None:
         self.cache = cache
         self.queue = queue
         self.profiles = profiles
@@ -101,8 +105,9 @@ class SchedulerEventHandler:
             if pod.is_terminated:
                 return
             self.cache.add_pod(pod)
-            self.queue.move_on_event(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD),
-                                     None, pod)
+            self.queue.move_on_event(
+                ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD), None, pod
+            )
         elif self.responsible_for(pod) and not pod.deletion_timestamp:
             self.queue.add(pod)
 
@@ -114,7 +119,7 @@ class SchedulerEventHandler:
                 self._remove_assigned(new)
                 return
             self.cache.update_pod(old, new)
-            actions = (ActionType.ADD if not old.node_name else pod_update_actions(old, new))
+            actions = ActionType.ADD if not old.node_name else pod_update_actions(old, new)
             self.queue.move_on_event(ClusterEvent(EventResource.ASSIGNED_POD, actions), old, new)
         elif self.responsible_for(new):
             if new.deletion_timestamp:
@@ -134,5 +139,6 @@ class SchedulerEventHandler:
 
     def _remove_assigned(self, pod: Pod) -> None:
         self.cache.remove_pod(pod)
-        self.queue.move_on_event(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
-                                 pod, None)
+        self.queue.move_on_event(
+            ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE), pod, None
+        )

@@ -55,8 +55,9 @@ class PluginCall:
     weight: int = 1
 
 
-def _adapt(function: Callable[..., Any], argnames: tuple[str, ...],
-           spec_argnames: tuple[str, ...]) -> Callable[..., Any]:
+def _adapt(
+    function: Callable[..., Any], argnames: tuple[str, ...], spec_argnames: tuple[str, ...]
+) -> Callable[..., Any]:
     """Call ``function`` with only the arguments it declares (pluggy's subset rule)."""
     if argnames == spec_argnames:
         return function
@@ -86,21 +87,25 @@ class Framework:
             raise ProfileBuildError(errors)
         self._calls: dict[str, list[PluginCall]] = {}
         for point, hook in hookspecs.EXTENSION_POINTS.items():
-            self._calls[hook] = self._ordered_calls(hook, [(r.name, r.weight)
-                                                           for r in profile.plugins.get(point, [])])
+            self._calls[hook] = self._ordered_calls(
+                hook, [(r.name, r.weight) for r in profile.plugins.get(point, [])]
+            )
         score_order = [(c.plugin, c.weight) for c in self._calls["score"]]
         self._calls["normalize_score"] = self._ordered_calls("normalize_score", score_order)
         reserve_order = [(c.plugin, 1) for c in self._calls["reserve"]]
         # Unreserve runs in reverse order of Reserve (kube-scheduler's rule).
         self._calls["unreserve"] = self._ordered_calls("unreserve", reserve_order[::-1])
         self._calls["events_to_register"] = self._ordered_calls(
-            "events_to_register", [(name, 1) for name in self.plugins])
+            "events_to_register", [(name, 1) for name in self.plugins]
+        )
         self._score_weights = {c.plugin: c.weight for c in self._calls["score"]}
 
     # -- construction --------------------------------------------------------------------------
     def _build_plugin(self, name: str, registry: Registry, errors: list[FieldError]) -> None:
         index = getattr(self.profile, "index", 0)
-        args_path = self.profile.args_paths.get(name, f"profiles[{index}].pluginConfig[{name}].args")
+        args_path = self.profile.args_paths.get(
+            name, f"profiles[{index}].pluginConfig[{name}].args"
+        )
         spec = registry.get(name)
         try:
             cls = spec.load()
@@ -112,9 +117,14 @@ class Framework:
             errors.append(FieldError(f"profiles[{index}].plugins", str(exc)))
             return
         except Exception as exc:  # a broken factory is reported, not raised
-            errors.append(FieldError(args_path, f'plugin "{name}" ({spec.distribution or spec.target}'
-                                     f'{" " + spec.version if spec.version else ""}) failed to '
-                                     f"start: {type(exc).__name__}: {exc}"))
+            errors.append(
+                FieldError(
+                    args_path,
+                    f'plugin "{name}" ({spec.distribution or spec.target}'
+                    f"{' ' + spec.version if spec.version else ''}) failed to "
+                    f"start: {type(exc).__name__}: {exc}",
+                )
+            )
             return
         try:
             self._manager.register(plugin, name=name)
@@ -131,8 +141,13 @@ class Framework:
         for name, weight in order:
             impl = impls.get(name)
             if impl is not None:
-                calls.append(PluginCall(name, _adapt(impl.function, tuple(impl.argnames),
-                                                     spec_argnames), weight or 1))
+                calls.append(
+                    PluginCall(
+                        name,
+                        _adapt(impl.function, tuple(impl.argnames), spec_argnames),
+                        weight or 1,
+                    )
+                )
         return calls
 
     def plugins_at(self, point: str) -> list[str]:
@@ -155,14 +170,21 @@ class Framework:
             return Status(Code.SUCCESS, plugin=plugin)
         if isinstance(result, Status):
             return result.with_plugin(plugin)
-        return Status(Code.ERROR, f'{point} plugin "{plugin}" returned {type(result).__name__}, '
-                      "expected a Status or None", plugin=plugin)
+        return Status(
+            Code.ERROR,
+            f'{point} plugin "{plugin}" returned {type(result).__name__}, '
+            "expected a Status or None",
+            plugin=plugin,
+        )
 
     @staticmethod
     def _crash(point: str, plugin: str, exc: Exception) -> Status:
         log.error('%s plugin "%s" raised', point, plugin, exc_info=exc)
-        status = Status(Code.ERROR, f'running {point} plugin "{plugin}": {type(exc).__name__}: {exc}',
-                        plugin=plugin)
+        status = Status(
+            Code.ERROR,
+            f'running {point} plugin "{plugin}": {type(exc).__name__}: {exc}',
+            plugin=plugin,
+        )
         status.err = exc
         return status
 
@@ -192,8 +214,9 @@ class Framework:
             return a.timestamp < b.timestamp
         return bool(calls[0].call(a, b))
 
-    def run_pre_filter(self, state: CycleState, pod: Pod,
-                       nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status, list[str]]:
+    def run_pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status, list[str]]:
         """The merged node subset, the first rejection (or Success) and the plugins that
         narrowed the node set."""
         merged: PreFilterResult | None = None
@@ -208,11 +231,17 @@ class Framework:
                     narrowing.append(c.plugin)
                 merged = result if merged is None else merged.merge(result)
                 if merged.node_names is not None and not merged.node_names:
-                    message = (f"node(s) didn't satisfy plugin {narrowing[0]}" if len(narrowing) == 1
-                               else f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] "
-                               "simultaneously")
-                    return merged, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message,
-                                          plugin=c.plugin), narrowing
+                    message = (
+                        f"node(s) didn't satisfy plugin {narrowing[0]}"
+                        if len(narrowing) == 1
+                        else f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] "
+                        "simultaneously"
+                    )
+                    return (
+                        merged,
+                        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message, plugin=c.plugin),
+                        narrowing,
+                    )
                 continue
             status = self._status(result, c.plugin, "PreFilter")
             if status.is_skip():
@@ -238,8 +267,9 @@ class Framework:
                 return status
         return None
 
-    def run_post_filter(self, state: CycleState, pod: Pod,
-                        statuses: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+    def run_post_filter(
+        self, state: CycleState, pod: Pod, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
         reasons: list[str] = []
         for c in self._calls["post_filter"]:
             try:
@@ -270,8 +300,9 @@ class Framework:
                 return status
         return Status.success()
 
-    def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
-                  ) -> tuple[dict[str, dict[str, int]], Status]:
+    def run_score(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[dict[str, dict[str, int]], Status]:
         """Per plugin, per node: the normalized score times the plugin's weight."""
         normalizers = {c.plugin: c for c in self._calls["normalize_score"]}
         out: dict[str, dict[str, int]] = {}
@@ -290,18 +321,22 @@ class Framework:
                     scores[info.name] = int(value)
                 normalizer = normalizers.get(c.plugin)
                 if normalizer is not None:
-                    status = self._status(normalizer.call(state, pod, scores), c.plugin,
-                                          "NormalizeScore")
+                    status = self._status(
+                        normalizer.call(state, pod, scores), c.plugin, "NormalizeScore"
+                    )
                     if not status.is_success():
                         return out, status
             except Exception as exc:
                 return out, self._crash("Score", c.plugin, exc)
             for node, value in scores.items():
                 if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
-                    return out, Status(Code.ERROR, f'plugin "{c.plugin}" returns an invalid score '
-                                       f"{value} for node {node!r}, it should be in the range "
-                                       f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                                       plugin=c.plugin)
+                    return out, Status(
+                        Code.ERROR,
+                        f'plugin "{c.plugin}" returns an invalid score '
+                        f"{value} for node {node!r}, it should be in the range "
+                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                        plugin=c.plugin,
+                    )
             out[c.plugin] = {node: value * c.weight for node, value in scores.items()}
         return out, Status.success()
 
@@ -348,8 +383,9 @@ class Framework:
         finally:
             self.handle.waiting_pods.remove(pod.uid)
 
-    def _run_binding_point(self, hook: str, point: str, state: CycleState, pod: Pod,
-                           node_name: str) -> Status:
+    def _run_binding_point(
+        self, hook: str, point: str, state: CycleState, pod: Pod, node_name: str
+    ) -> Status:
         for c in self._calls[hook]:
             try:
                 status = self._status(c.call(state, pod, node_name), c.plugin, point)
@@ -380,5 +416,7 @@ class Framework:
 
     def describe(self) -> Mapping[str, list[tuple[str, int]]]:
         """Every extension point's plugins in order, with score weights (``config show``)."""
-        return {point: [(c.plugin, c.weight) for c in self._calls[hook]]
-                for point, hook in hookspecs.EXTENSION_POINTS.items()}
+        return {
+            point: [(c.plugin, c.weight) for c in self._calls[hook]]
+            for point, hook in hookspecs.EXTENSION_POINTS.items()
+        }

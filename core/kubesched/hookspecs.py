@@ -56,12 +56,14 @@ def queue_sort_less(pod_a: QueuedPodInfo, pod_b: QueuedPodInfo) -> bool:
 
 
 @hookspec
-def pre_filter(state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> PreFilterResult | Status | None:
+def pre_filter(
+    state: CycleState, pod: Pod, nodes: list[NodeInfo]
+) -> PreFilterResult | Status | None:
     """Once per cycle, before Filter: precompute, or reject the pod outright.
 
-    Return a :class:`~kubesched.PreFilterResult` to restrict the candidate nodes (intersected across
-    plugins), ``Status.skip()`` to have this plugin's Filter skipped for this pod, a rejection to end
-    the cycle, or ``None`` for Success over all nodes.
+    Return a :class:`~kubesched.PreFilterResult` to restrict the candidate nodes (intersected
+    across plugins), ``Status.skip()`` to have this plugin's Filter skipped for this pod, a
+    rejection to end the cycle, or ``None`` for Success over all nodes.
     """
 
 
@@ -75,8 +77,9 @@ def filter(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
 
 
 @hookspec
-def post_filter(state: CycleState, pod: Pod,
-                filtered_node_status: NodeToStatus) -> PostFilterResult | Status | None:
+def post_filter(
+    state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
+) -> PostFilterResult | Status | None:
     """Only when no node fits (e.g. preemption). Plugins run in order until one succeeds.
 
     Return a :class:`~kubesched.PostFilterResult` (optionally nominating a node) for Success, a

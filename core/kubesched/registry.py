@@ -27,7 +27,7 @@ _IMPL_MARK = f"{PROJECT}_impl"
 
 
 def extension_points_of(plugin: Any) -> list[str]:
-    """The profile extension points (``filter``, ``score``, …) a plugin class or object implements."""
+    """The profile extension points (``filter``, ``score``, …) a plugin class implements."""
     points = []
     for point, hook in EXTENSION_POINTS.items():
         member = getattr(plugin, hook, None)
@@ -94,20 +94,28 @@ class Registry:
         registry = cls()
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             dist = ep.dist
-            registry._specs.setdefault(ep.name, PluginSpec(
-                name=ep.name,
-                distribution=dist.name if dist else "",
-                version=dist.version if dist else "",
-                target=ep.value,
-                _entry_point=ep,
-            ))
+            registry._specs.setdefault(
+                ep.name,
+                PluginSpec(
+                    name=ep.name,
+                    distribution=dist.name if dist else "",
+                    version=dist.version if dist else "",
+                    target=ep.value,
+                    _entry_point=ep,
+                ),
+            )
         return registry
 
     def register(self, name: str, cls: type, distribution: str = "", version: str = "") -> None:
         """Make ``cls`` available as plugin ``name`` (replacing an installed one of that name)."""
         module = getattr(cls, "__module__", "")
-        self._specs[name] = PluginSpec(name=name, distribution=distribution, version=version,
-                                       target=f"{module}:{cls.__qualname__}", _cls=cls)
+        self._specs[name] = PluginSpec(
+            name=name,
+            distribution=distribution,
+            version=version,
+            target=f"{module}:{cls.__qualname__}",
+            _cls=cls,
+        )
 
     def names(self) -> list[str]:
         return sorted(self._specs)

@@ -51,15 +51,17 @@ class Attempt:
     message: str = ""
 
 
-def build_frameworks(config: SchedulerConfiguration, registry: Registry,
-                     handle_for: Callable[[str], Handle]) -> dict[str, Framework]:
+def build_frameworks(
+    config: SchedulerConfiguration, registry: Registry, handle_for: Callable[[str], Handle]
+) -> dict[str, Framework]:
     """One framework per profile; every plugin error of every profile in one ConfigError."""
     frameworks: dict[str, Framework] = {}
     errors: list[FieldError] = []
     for profile in config.profiles:
         try:
             frameworks[profile.scheduler_name] = Framework(
-                profile, registry, handle_for(profile.scheduler_name))
+                profile, registry, handle_for(profile.scheduler_name)
+            )
         except ProfileBuildError as exc:
             errors.extend(exc.errors)
     if errors:
@@ -90,15 +92,19 @@ class Scheduler:
         registry = registry if registry is not None else Registry.installed()
         self.frameworks = build_frameworks(config, registry, self._handle_for)
         self.queue = SchedulingQueue(
-            self.frameworks, clock=clock,
+            self.frameworks,
+            clock=clock,
             initial_backoff_seconds=config.pod_initial_backoff_seconds,
-            max_backoff_seconds=config.pod_max_backoff_seconds)
+            max_backoff_seconds=config.pod_max_backoff_seconds,
+        )
         self.algorithm = SchedulingAlgorithm(config.percentage_of_nodes_to_score, self.rng)
-        self.handler = SchedulerEventHandler(self.cache, self.queue, set(self.frameworks),
-                                             self.waiting_pods)
+        self.handler = SchedulerEventHandler(
+            self.cache, self.queue, set(self.frameworks), self.waiting_pods
+        )
         self.inline_binding = inline_binding
-        self._binder = ThreadPoolExecutor(max_workers=max(binding_workers, 1),
-                                          thread_name_prefix="binding")
+        self._binder = ThreadPoolExecutor(
+            max_workers=max(binding_workers, 1), thread_name_prefix="binding"
+        )
         self._in_flight_bindings = 0
         self._bindings_done = threading.Condition()
         self.attempts: dict[str, Attempt] = {}
@@ -108,8 +114,14 @@ class Scheduler:
         self.on_attempt: Callable[[Attempt, float], None] | None = None
 
     def _handle_for(self, profile_name: str) -> Handle:
-        return Handle(profile_name, self.backend, lambda: self.snapshot, self.waiting_pods,
-                      self.config.parallelism, self.rng)
+        return Handle(
+            profile_name,
+            self.backend,
+            lambda: self.snapshot,
+            self.waiting_pods,
+            self.config.parallelism,
+            self.rng,
+        )
 
     # -- running -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -154,12 +166,14 @@ class Scheduler:
             result = self.algorithm.schedule(framework, state, pod, self.snapshot)
         except FitError as fit:
             self._post_filter(framework, state, pod, fit)
-            self._fail(info, REASON_UNSCHEDULABLE, str(fit),
-                       fit.diagnosis.unschedulable_plugins, started)
+            self._fail(
+                info, REASON_UNSCHEDULABLE, str(fit), fit.diagnosis.unschedulable_plugins, started
+            )
             return True
         except CycleError as exc:
-            self._fail(info, REASON_SCHEDULER_ERROR, exc.status.message(), set(), started,
-                       error=True)
+            self._fail(
+                info, REASON_SCHEDULER_ERROR, exc.status.message(), set(), started, error=True
+            )
             return True
         node = result.node_name
         self.cache.assume_pod(pod, node)
@@ -175,8 +189,9 @@ class Scheduler:
         self._start_binding(framework, state, info, node, started)
         return True
 
-    def _post_filter(self, framework: Framework, state: CycleState, pod: Pod,
-                     fit: FitError) -> None:
+    def _post_filter(
+        self, framework: Framework, state: CycleState, pod: Pod, fit: FitError
+    ) -> None:
         if not framework.plugins_at("postFilter"):
             return
         result, status = framework.run_post_filter(state, pod, fit.diagnosis.node_to_status)
@@ -189,8 +204,14 @@ class Scheduler:
         pod.nominated_node_name = node_name
 
     # -- the binding cycle ---------------------------------------------------------------------
-    def _start_binding(self, framework: Framework, state: CycleState, info: QueuedPodInfo,
-                       node: str, started: float) -> None:
+    def _start_binding(
+        self,
+        framework: Framework,
+        state: CycleState,
+        info: QueuedPodInfo,
+        node: str,
+        started: float,
+    ) -> None:
         with self._bindings_done:
             self._in_flight_bindings += 1
         waiting = self.waiting_pods.get(info.pod.uid) is not None
@@ -199,8 +220,14 @@ class Scheduler:
         else:
             self._binder.submit(self._binding_cycle, framework, state, info, node, started)
 
-    def _binding_cycle(self, framework: Framework, state: CycleState, info: QueuedPodInfo,
-                       node: str, started: float) -> None:
+    def _binding_cycle(
+        self,
+        framework: Framework,
+        state: CycleState,
+        info: QueuedPodInfo,
+        node: str,
+        started: float,
+    ) -> None:
         pod = info.pod
         try:
             status = framework.wait_on_permit(pod)
@@ -219,21 +246,35 @@ class Scheduler:
             framework.run_post_bind(state, pod, node)
         except Exception:  # a bug here must not kill the binding pool or lose the pod
             log.exception("binding cycle of pod %s failed", pod.key)
-            self._binding_failed(framework, state, info, node,
-                                 Status(Code.ERROR, "internal error in the binding cycle"), started)
+            self._binding_failed(
+                framework,
+                state,
+                info,
+                node,
+                Status(Code.ERROR, "internal error in the binding cycle"),
+                started,
+            )
         finally:
             with self._bindings_done:
                 self._in_flight_bindings -= 1
                 self._bindings_done.notify_all()
 
-    def _binding_failed(self, framework: Framework, state: CycleState, info: QueuedPodInfo,
-                        node: str, status: Status, started: float) -> None:
+    def _binding_failed(
+        self,
+        framework: Framework,
+        state: CycleState,
+        info: QueuedPodInfo,
+        node: str,
+        status: Status,
+        started: float,
+    ) -> None:
         pod = info.pod
         framework.run_unreserve(state, pod, node)
         self.cache.forget_pod(pod)
         # The room the pod held is free again: pods waiting for it may fit now.
-        self.queue.move_on_event(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
-                                 pod, None)
+        self.queue.move_on_event(
+            ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE), pod, None
+        )
         if isinstance(status.err, BindError) and not status.err.retryable:
             log.info("dropping pod %s: %s", pod.key, status.message())
             return
@@ -242,13 +283,25 @@ class Scheduler:
     # -- failures ------------------------------------------------------------------------------
     def _fail_with_status(self, info: QueuedPodInfo, status: Status, started: float) -> None:
         if status.is_rejected():
-            self._fail(info, REASON_UNSCHEDULABLE, status.message(),
-                       {status.plugin} if status.plugin else set(), started)
+            self._fail(
+                info,
+                REASON_UNSCHEDULABLE,
+                status.message(),
+                {status.plugin} if status.plugin else set(),
+                started,
+            )
         else:
             self._fail(info, REASON_SCHEDULER_ERROR, status.message(), set(), started, error=True)
 
-    def _fail(self, info: QueuedPodInfo, reason: str, message: str, plugins: set[str],
-              started: float, error: bool = False) -> None:
+    def _fail(
+        self,
+        info: QueuedPodInfo,
+        reason: str,
+        message: str,
+        plugins: set[str],
+        started: float,
+        error: bool = False,
+    ) -> None:
         pod = info.pod
         log.debug("unable to schedule pod %s: %s", pod.key, message)
         self.queue.requeue_after_failure(info, plugins, error=error)

@@ -50,14 +50,27 @@ class SimulationResult:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "pods": [{"namespace": p.namespace, "name": p.name, "schedulerName": p.scheduler_name,
-                      "node": p.node, "message": p.message} for p in self.pods],
+            "pods": [
+                {
+                    "namespace": p.namespace,
+                    "name": p.name,
+                    "schedulerName": p.scheduler_name,
+                    "node": p.node,
+                    "message": p.message,
+                }
+                for p in self.pods
+            ],
             "summary": {"scheduled": self.scheduled, "unschedulable": self.unschedulable},
         }
 
 
-def simulate(cluster: Cluster, config: SchedulerConfiguration, registry: Registry,
-             seed: int | None = 0, max_rounds: int = 100_000) -> SimulationResult:
+def simulate(
+    cluster: Cluster,
+    config: SchedulerConfiguration,
+    registry: Registry,
+    seed: int | None = 0,
+    max_rounds: int = 100_000,
+) -> SimulationResult:
     """Schedule every pending pod that a profile owns; report each one's node or message."""
     clock = VirtualClock()
     backend = InMemoryBackend(cluster.nodes, cluster.pods)
@@ -84,13 +97,18 @@ def simulate(cluster: Cluster, config: SchedulerConfiguration, registry: Registr
         bound = backend.pods.get(pod.uid)
         attempt = scheduler.attempts.get(pod.uid)
         if bound is not None and bound.node_name:
-            result.pods.append(PodOutcome(pod.namespace, pod.name, pod.scheduler_name,
-                                          bound.node_name))
+            result.pods.append(
+                PodOutcome(pod.namespace, pod.name, pod.scheduler_name, bound.node_name)
+            )
         elif pod.uid in gated:
-            result.pods.append(PodOutcome(pod.namespace, pod.name, pod.scheduler_name, None,
-                                          gated[pod.uid].gating_message))
+            result.pods.append(
+                PodOutcome(
+                    pod.namespace, pod.name, pod.scheduler_name, None, gated[pod.uid].gating_message
+                )
+            )
         else:
             message = attempt.message if attempt is not None else "not attempted"
-            result.pods.append(PodOutcome(pod.namespace, pod.name, pod.scheduler_name, None,
-                                          message))
+            result.pods.append(
+                PodOutcome(pod.namespace, pod.name, pod.scheduler_name, None, message)
+            )
     return result

@@ -54,8 +54,10 @@ class WaitingPod:
         """Block until allowed, rejected or timed out (kube's message on timeout)."""
         remaining = self._deadline - time.monotonic()
         if not self._done.wait(max(remaining, 0.0)):
-            self.reject(self._timeout_plugin,
-                        f'rejected due to timeout after waiting at permit: plugin "{self._timeout_plugin}"')
+            self.reject(
+                self._timeout_plugin,
+                f'rejected due to timeout after waiting at permit: plugin "{self._timeout_plugin}"',
+            )
         assert self._result is not None
         return self._result
 

@@ -50,8 +50,9 @@ class ClusterBackend(Protocol):
     def bind(self, pod: Pod, node_name: str) -> None:
         """Assign ``pod`` to ``node_name``; raises :class:`BindError` when refused."""
 
-    def report_failure(self, pod: Pod, reason: str, message: str,
-                       nominated_node_name: str | None) -> None:
+    def report_failure(
+        self, pod: Pod, reason: str, message: str, nominated_node_name: str | None
+    ) -> None:
         """Record a failed attempt: ``PodScheduled=False`` with ``reason`` (``Unschedulable`` or
         ``SchedulerError``) and ``message``; set (or clear, with ``""``) the nominated node;
         ``None`` leaves the nomination as it is."""

@@ -58,8 +58,10 @@ class InMemoryBackend:
             if current is None:
                 raise BindError(f'pods "{pod.name}" not found', retryable=False)
             if current.node_name:
-                raise BindError(f'pod {pod.key} is already assigned to node '
-                                f'"{current.node_name}"', retryable=False)
+                raise BindError(
+                    f'pod {pod.key} is already assigned to node "{current.node_name}"',
+                    retryable=False,
+                )
             if node_name not in self.nodes:
                 raise BindError(f'node "{node_name}" not found')
             raw = copy.deepcopy(current.raw)
@@ -70,8 +72,9 @@ class InMemoryBackend:
             if self._handler is not None:
                 self._handler.on_pod_update(current, bound)
 
-    def report_failure(self, pod: Pod, reason: str, message: str,
-                       nominated_node_name: str | None) -> None:
+    def report_failure(
+        self, pod: Pod, reason: str, message: str, nominated_node_name: str | None
+    ) -> None:
         with self._lock:
             self.conditions[pod.key] = (reason, message)
             if nominated_node_name is not None:
@@ -80,8 +83,14 @@ class InMemoryBackend:
 
     def report_scheduled(self, pod: Pod, node_name: str) -> None:
         with self._lock:
-            self.events.append(RecordedEvent(
-                "Normal", "Scheduled", pod.key, f"Successfully assigned {pod.key} to {node_name}"))
+            self.events.append(
+                RecordedEvent(
+                    "Normal",
+                    "Scheduled",
+                    pod.key,
+                    f"Successfully assigned {pod.key} to {node_name}",
+                )
+            )
 
     def delete_pod(self, pod: Pod) -> None:
         with self._lock:

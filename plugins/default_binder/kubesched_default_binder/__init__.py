@@ -19,8 +19,9 @@ class DefaultBinder:
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         if args:
-            raise ArgsError([FieldError(key, "unknown field; DefaultBinder takes no args")
-                             for key in args])
+            raise ArgsError(
+                [FieldError(key, "unknown field; DefaultBinder takes no args") for key in args]
+            )
         self.handle = handle
 
     @hookimpl

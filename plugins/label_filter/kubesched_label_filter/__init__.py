@@ -53,8 +53,9 @@ class LabelFilterArgs:
     @classmethod
     def parse(cls, args: Mapping[str, Any]) -> LabelFilterArgs:
         """Validate ``args``; raises :class:`ArgsError` listing every bad field."""
-        errors: list[FieldError] = [FieldError(key, "unknown field; allowed: labels")
-                                    for key in args if key != "labels"]
+        errors: list[FieldError] = [
+            FieldError(key, "unknown field; allowed: labels") for key in args if key != "labels"
+        ]
         labels = args.get("labels", DEFAULT_LABELS)
         if not isinstance(labels, Mapping) or not labels:
             errors.append(FieldError("labels", "must be a non-empty mapping of label key to value"))
@@ -63,8 +64,11 @@ class LabelFilterArgs:
             if not isinstance(key, str) or not _LABEL_KEY.match(key) or len(key) > 316:
                 errors.append(FieldError(f"labels[{key!r}]", "invalid label key"))
             if not isinstance(value, str):
-                errors.append(FieldError(f"labels[{key!r}]",
-                                         f"value must be a string, got {value!r} (quote it)"))
+                errors.append(
+                    FieldError(
+                        f"labels[{key!r}]", f"value must be a string, got {value!r} (quote it)"
+                    )
+                )
             elif len(value) > 63 or not _LABEL_VALUE.match(value):
                 errors.append(FieldError(f"labels[{key!r}]", f"invalid label value {value!r}"))
         if errors:
@@ -101,9 +105,12 @@ class LabelFilter:
     @hookimpl
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """A new node, or a node whose labels changed, may now carry the labels."""
-        return [ClusterEventWithHint(
-            ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-            self._hint)]
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self._hint,
+            )
+        ]
 
     def _hint(self, pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
         if new is not None and self._missing(new) is None:

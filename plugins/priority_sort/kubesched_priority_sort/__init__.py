@@ -19,8 +19,9 @@ class PrioritySort:
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         if args:
-            raise ArgsError([FieldError(key, "unknown field; PrioritySort takes no args")
-                             for key in args])
+            raise ArgsError(
+                [FieldError(key, "unknown field; PrioritySort takes no args") for key in args]
+            )
 
     @hookimpl
     def queue_sort_less(self, pod_a: QueuedPodInfo, pod_b: QueuedPodInfo) -> bool:
