@@ -35,8 +35,11 @@ def _objects(documents: list[Any]) -> Iterator[tuple[str, Any]]:
         if doc is None:
             continue
         where = f"document {index}"
-        if isinstance(doc, Mapping) and isinstance(doc.get("items"), list) and \
-                str(doc.get("kind", "")).endswith("List"):
+        if (
+            isinstance(doc, Mapping)
+            and isinstance(doc.get("items"), list)
+            and str(doc.get("kind", "")).endswith("List")
+        ):
             for item_index, item in enumerate(doc["items"]):
                 yield f"{where} items[{item_index}]", item
         else:
@@ -64,13 +67,16 @@ def parse_cluster(text: str, source: str = "<cluster>") -> Cluster:
     seen: set[tuple[str, str]] = set()
     for where, obj in _objects(documents):
         if not isinstance(obj, Mapping):
-            errors.append(f"{source}: {where}: expected a Kubernetes object (a mapping), "
-                          f"got {type(obj).__name__}")
+            errors.append(
+                f"{source}: {where}: expected a Kubernetes object (a mapping), "
+                f"got {type(obj).__name__}"
+            )
             continue
         kind = obj.get("kind")
         if kind not in ("Node", "Pod"):
-            cluster.warnings.append(f"{source}: {where}: skipping {_describe(obj)} "
-                                    "(only Nodes and Pods are read)")
+            cluster.warnings.append(
+                f"{source}: {where}: skipping {_describe(obj)} (only Nodes and Pods are read)"
+            )
             continue
         try:
             parsed: Node | Pod = Node(obj) if kind == "Node" else Pod(obj)
@@ -94,7 +100,9 @@ def load_cluster(path: str | os.PathLike[str]) -> Cluster:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
     except OSError as exc:
-        raise ManifestError(f"{os.fspath(path)}: cannot read cluster file: {exc.strerror}") from None
+        raise ManifestError(
+            f"{os.fspath(path)}: cannot read cluster file: {exc.strerror}"
+        ) from None
     except UnicodeDecodeError:
         raise ManifestError(f"{os.fspath(path)}: not a text file (expected YAML or JSON)") from None
     return parse_cluster(text, os.fspath(path))

@@ -56,9 +56,12 @@ def parse_resource_list(values: Mapping[str, Any] | None, field: str) -> dict[st
         raise ValueError(f"{field}: expected a mapping of resource name to quantity")
     for name, quantity in values.items():
         try:
-            out[name] = to_milli(quantity) if name == CPU else to_int(quantity)
+            value = to_milli(quantity) if name == CPU else to_int(quantity)
         except InvalidQuantity as exc:
             raise ValueError(f"{field}.{name}: {exc}") from None
+        if value < 0:  # the apiserver's rule: a negative amount would make room that is not there
+            raise ValueError(f"{field}.{name}: {quantity!r} must be greater than or equal to 0")
+        out[name] = value
     return out
 
 
@@ -98,8 +101,12 @@ class Toleration:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Toleration:
-        return cls(data.get("key") or "", data.get("operator") or "Equal",
-                   data.get("value") or "", data.get("effect") or "")
+        return cls(
+            data.get("key") or "",
+            data.get("operator") or "Equal",
+            data.get("value") or "",
+            data.get("effect") or "",
+        )
 
     def tolerates(self, taint: Taint) -> bool:
         """Whether this toleration tolerates ``taint`` (empty effect/key match all)."""
@@ -112,6 +119,18 @@ class Toleration:
         if self.operator == "Equal":
             return self.value == taint.value
         return False
+
+
+def _port_number(value: Any, field: str) -> int:
+    """An int (or a numeric string, as YAML may give) in 1..65535; the field path otherwise."""
+    number = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and value.isdigit():
+        number = int(value)
+    if number is None or not 0 < number < 65536:
+        raise ValueError(f"{field}: {value!r} is not a port number (1-65535)")
+    return number
 
 
 class ContainerPort:
@@ -129,16 +148,29 @@ class Container:
     __slots__ = ("host_ports", "image", "name", "requests", "restart_policy")
 
     def __init__(self, data: Mapping[str, Any], field: str) -> None:
+        if not isinstance(data, Mapping):
+            raise ValueError(
+                f"{field}: expected a container (a mapping), got {type(data).__name__}"
+            )
         self.name: str = data.get("name", "")
         self.image: str = data.get("image", "")
         self.restart_policy: str | None = data.get("restartPolicy")
         resources = data.get("resources") or {}
-        self.requests = parse_resource_list(resources.get("requests"), f"{field}.resources.requests")
+        self.requests = parse_resource_list(
+            resources.get("requests"), f"{field}.resources.requests"
+        )
         ports = []
-        for port in data.get("ports") or ():
-            if port.get("hostPort"):
-                ports.append(ContainerPort(int(port["hostPort"]), port.get("protocol") or "TCP",
-                                           port.get("hostIP") or "0.0.0.0"))
+        for index, port in enumerate(data.get("ports") or ()):
+            host_port = port.get("hostPort") if isinstance(port, Mapping) else None
+            if not host_port:
+                continue
+            ports.append(
+                ContainerPort(
+                    _port_number(host_port, f"{field}.ports[{index}].hostPort"),
+                    port.get("protocol") or "TCP",
+                    port.get("hostIP") or "0.0.0.0",
+                )
+            )
         self.host_ports: list[ContainerPort] = ports
 
     @property
@@ -164,6 +196,7 @@ class Pod:
         "nominated_node_name",
         "overhead",
         "phase",
+        "pod_level_requests",
         "preemption_policy",
         "priority",
         "raw",
@@ -184,7 +217,9 @@ class Pod:
             raise
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             field, _, problem = str(exc).partition(": ")
-            raise ObjectError("Pod", self.key, field if problem else "", problem or str(exc)) from None
+            raise ObjectError(
+                "Pod", self.key, field if problem else "", problem or str(exc)
+            ) from None
 
     def _parse(self, raw: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
         if not self.name:
@@ -210,13 +245,23 @@ class Pod:
         self.node_selector: dict[str, str] = {str(k): str(v) for k, v in selector.items()}
         self.affinity: Mapping[str, Any] = spec.get("affinity") or {}
         self.tolerations = [Toleration.from_dict(t) for t in spec.get("tolerations") or ()]
-        self.scheduling_gates: list[str] = [g.get("name", "") for g in
-                                            spec.get("schedulingGates") or ()]
+        self.scheduling_gates: list[str] = [
+            g.get("name", "") for g in spec.get("schedulingGates") or ()
+        ]
         containers = spec.get("containers") or ()
         self.containers = [Container(c, f"spec.containers[{i}]") for i, c in enumerate(containers)]
-        self.init_containers = [Container(c, f"spec.initContainers[{i}]")
-                                for i, c in enumerate(spec.get("initContainers") or ())]
+        self.init_containers = [
+            Container(c, f"spec.initContainers[{i}]")
+            for i, c in enumerate(spec.get("initContainers") or ())
+        ]
         self.overhead = parse_resource_list(spec.get("overhead"), "spec.overhead")
+        pod_resources = spec.get("resources") or {}
+        if not isinstance(pod_resources, Mapping):
+            raise ValueError("spec.resources: expected a mapping with requests and limits")
+        #: Pod-level requests (``spec.resources.requests``, the PodLevelResources feature).
+        self.pod_level_requests = parse_resource_list(
+            pod_resources.get("requests"), "spec.resources.requests"
+        )
         self.phase: str = status.get("phase") or "Pending"
         self.nominated_node_name: str = status.get("nominatedNodeName") or ""
 
@@ -264,18 +309,19 @@ class Node:
             self.annotations = _labels(meta, "annotations")
             self.unschedulable: bool = bool(spec.get("unschedulable"))
             self.taints = [Taint.from_dict(t) for t in spec.get("taints") or ()]
-            allocatable = status.get("allocatable")
+            allocatable, where = status.get("allocatable"), "status.allocatable"
             if allocatable is None:
-                allocatable = status.get("capacity")
-            self.allocatable = parse_resource_list(allocatable, "status.allocatable")
+                allocatable, where = status.get("capacity"), "status.capacity"
+            self.allocatable = parse_resource_list(allocatable, where)
             self.images: list[tuple[tuple[str, ...], int]] = [
                 (tuple(image.get("names") or ()), int(image.get("sizeBytes") or 0))
                 for image in status.get("images") or ()
             ]
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             field, _, problem = str(exc).partition(": ")
-            raise ObjectError("Node", self.name, field if problem else "",
-                              problem or str(exc)) from None
+            raise ObjectError(
+                "Node", self.name, field if problem else "", problem or str(exc)
+            ) from None
 
     def __repr__(self) -> str:
         return f"Node({self.name})"

@@ -100,8 +100,12 @@ class SchedulingQueue:
             self._enqueue_checked(info)
 
     def _knows(self, uid: str) -> bool:
-        return (uid in self._active_by_uid or uid in self._backoff_by_uid
-                or uid in self._unschedulable or uid in self._in_flight)
+        return (
+            uid in self._active_by_uid
+            or uid in self._backoff_by_uid
+            or uid in self._unschedulable
+            or uid in self._in_flight
+        )
 
     def _enqueue_checked(self, info: QueuedPodInfo) -> None:
         """Run PreEnqueue; park the pod gated, or push it to activeQ."""
@@ -153,8 +157,9 @@ class SchedulingQueue:
         seconds = self.initial_backoff * (2 ** max(info.attempts - 1, 0))
         return min(seconds, self.max_backoff)
 
-    def requeue_after_failure(self, info: QueuedPodInfo, rejected_by: set[str],
-                              error: bool = False) -> None:
+    def requeue_after_failure(
+        self, info: QueuedPodInfo, rejected_by: set[str], error: bool = False
+    ) -> None:
         """Put back a pod whose cycle failed. ``rejected_by``: the plugins that rejected it."""
         with self._cond:
             uid = info.pod.uid
@@ -166,7 +171,7 @@ class SchedulingQueue:
             info.timestamp = self.clock()
             info.unschedulable_plugins = set(rejected_by)
             info.last_failure_was_error = error
-            missed = self._log[max(start - self._log_base, 0):]
+            missed = self._log[max(start - self._log_base, 0) :]
             self._prune_log()
             if error or any(self._helps(info, e.event, e.old, e.new) for e in missed):
                 self._to_backoff_or_active(info)
@@ -217,8 +222,11 @@ class SchedulingQueue:
         with self._cond:
             if self._in_flight:
                 self._log.append(_LoggedEvent(event, old, new))
-            moved = [info for info, _ in self._unschedulable.values()
-                     if self._helps(info, event, old, new)]
+            moved = [
+                info
+                for info, _ in self._unschedulable.values()
+                if self._helps(info, event, old, new)
+            ]
             for info in moved:
                 self._move_out_of_pool(info)
             return len(moved)
@@ -248,12 +256,15 @@ class SchedulingQueue:
                 self._push_active(info)
 
     def flush(self) -> None:
-        """Move pods whose backoff ended to activeQ and pods stuck in the pool past the limit out."""
+        """Backoff ended: to activeQ. In the pool past the limit: out (to backoff or activeQ)."""
         with self._cond:
             self._flush_backoff_locked()
             now = self.clock()
-            stale = [info for info, since in self._unschedulable.values()
-                     if now - since >= self.max_unschedulable]
+            stale = [
+                info
+                for info, since in self._unschedulable.values()
+                if now - since >= self.max_unschedulable
+            ]
             for info in stale:
                 self._move_out_of_pool(info)
 
@@ -301,8 +312,12 @@ class SchedulingQueue:
         """Pods per place, as the ``scheduler_pending_pods`` metric reports them."""
         with self._cond:
             gated = sum(1 for info, _ in self._unschedulable.values() if info.gating_plugin)
-            return {"active": len(self._active_by_uid), "backoff": len(self._backoff_by_uid),
-                    "unschedulable": len(self._unschedulable) - gated, "gated": gated}
+            return {
+                "active": len(self._active_by_uid),
+                "backoff": len(self._backoff_by_uid),
+                "unschedulable": len(self._unschedulable) - gated,
+                "gated": gated,
+            }
 
     def next_backoff_expiry(self) -> float | None:
         with self._cond:

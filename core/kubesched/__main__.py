@@ -1,0 +1,7 @@
+"""``python -m kubesched``: the same as the ``kubesched`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
