@@ -7,6 +7,8 @@ number of feasible nodes to look for, scores summed by weight, ties broken at ra
 from __future__ import annotations
 
 import random
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .cycle_state import CycleState
@@ -27,6 +29,15 @@ __all__ = [
 ]
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
+_CODE_NAMES = {
+    Code.SUCCESS: "Success",
+    Code.ERROR: "Error",
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.WAIT: "Wait",
+    Code.SKIP: "Skip",
+    Code.PENDING: "Pending",
+}
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
@@ -117,6 +128,12 @@ class SchedulingAlgorithm:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.rng = rng or random.Random()
         self.next_start_node_index = 0
+        #: ``observe(extension_point, status_code_name, profile, seconds)`` for metrics.
+        self.observe: Callable[[str, str, str, float], None] | None = None
+
+    def _observed(self, point: str, fw: Framework, started: float, status: Status) -> None:
+        if self.observe is not None:
+            self.observe(point, _CODE_NAMES[status.code], fw.name, time.perf_counter() - started)
 
     def schedule(
         self, fw: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
@@ -141,7 +158,9 @@ class SchedulingAlgorithm:
     ) -> tuple[list[NodeInfo], Diagnosis]:
         diagnosis = Diagnosis()
         all_nodes = snapshot.node_infos
+        started = time.perf_counter()
         result, status, narrowing = fw.run_pre_filter(state, pod, all_nodes)
+        self._observed("PreFilter", fw, started, status)
         if not status.is_success():
             if status.code is Code.ERROR:
                 raise CycleError(status)
@@ -167,7 +186,10 @@ class SchedulingAlgorithm:
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]",
             )
             diagnosis.unschedulable_plugins.update(narrowing)
+        started = time.perf_counter()
         feasible = self._filter(fw, state, pod, nodes, diagnosis)
+        self._observed("Filter", fw, started,
+                       Status.success() if feasible else Status(Code.UNSCHEDULABLE))
         return feasible, diagnosis
 
     def _filter(
@@ -220,10 +242,14 @@ class SchedulingAlgorithm:
     ) -> dict[str, dict[str, int]]:
         if not fw.has_score_plugins():
             return {}
+        started = time.perf_counter()
         status = fw.run_pre_score(state, pod, feasible)
+        self._observed("PreScore", fw, started, status)
         if not status.is_success():
             raise CycleError(status)
+        started = time.perf_counter()
         scores, status = fw.run_score(state, pod, feasible)
+        self._observed("Score", fw, started, status)
         if not status.is_success():
             raise CycleError(status)
         return scores

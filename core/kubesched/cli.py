@@ -168,6 +168,38 @@ def cmd_config_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+# -- run ---------------------------------------------------------------------------------------
+def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .run import RunOptions, run  # imports the Kubernetes client: only when running
+
+    leader_elect = None if args.leader_elect is None else args.leader_elect == "true"
+    return run(RunOptions(config=args.config, kubeconfig=args.kubeconfig,
+                          leader_elect=leader_elect, address=args.bind_address, port=args.port))
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ts, level, logger, msg (and exc when there is one)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {"ts": round(record.created, 3), "level": record.levelname.lower(),
+                 "logger": record.name, "msg": record.getMessage()}
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return json.dumps(entry)
+
+
+def setup_logging(verbosity: int, log_format: str, err: TextIO) -> None:
+    level = {0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
+    handler = logging.StreamHandler(err)
+    if log_format == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
 # -- entry point ---------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kubesched", description=__doc__.splitlines()[0])
@@ -187,6 +219,19 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("-o", "--output", choices=("table", "json"), default="table")
     sim.add_argument("--seed", type=int, default=0, help="seed for random tie-breaking")
     sim.set_defaults(func=cmd_simulate)
+
+    run = commands.add_parser("run", help="schedule the pods of a cluster (as a service)")
+    run.add_argument("--config", help="a KubeSchedulerConfiguration file (default: the default "
+                     "profile)")
+    run.add_argument("--kubeconfig", help="used when the config's clientConnection.kubeconfig "
+                     "is empty; then $KUBECONFIG, then the in-cluster service account")
+    run.add_argument("--leader-elect", choices=("true", "false"),
+                     help="override leaderElection.leaderElect")
+    run.add_argument("--bind-address", default="0.0.0.0",
+                     help="address of /healthz, /readyz and /metrics")
+    run.add_argument("--port", type=int, default=10251, help="port of the health endpoint "
+                     "(0 picks a free one)")
+    run.set_defaults(func=cmd_run)
 
     plugins = commands.add_parser("plugins", help="list the installed plugins")
     plugins.add_argument("-o", "--output", choices=("table", "json"), default="table")
@@ -210,8 +255,8 @@ def main(
     out = out or sys.stdout
     err = err or sys.stderr
     args = build_parser().parse_args(argv)
-    level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=err)
+    verbosity = args.verbose + (1 if args.command == "run" else 0)  # a service logs at info
+    setup_logging(verbosity, args.log_format, err)
     try:
         return int(args.func(args, out, err))
     except KubeschedError as exc:

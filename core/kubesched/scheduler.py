@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .algorithm import CycleError, FitError, SchedulingAlgorithm
 from .backends.base import BindError, ClusterBackend
@@ -32,6 +33,9 @@ from .results import QueuedPodInfo
 from .snapshot import Snapshot
 from .status import Code, Status
 from .waiting_pods import WaitingPods
+
+if TYPE_CHECKING:
+    from .metrics import SchedulerMetrics
 
 __all__ = ["Attempt", "Scheduler"]
 
@@ -82,9 +86,11 @@ class Scheduler:
         seed: int | None = None,
         inline_binding: bool = False,
         binding_workers: int = 16,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         self.config = config
         self.backend = backend
+        self.metrics = metrics
         self.cache = Cache()
         self.snapshot = Snapshot()
         self.waiting_pods = WaitingPods()
@@ -98,6 +104,8 @@ class Scheduler:
             max_backoff_seconds=config.pod_max_backoff_seconds,
         )
         self.algorithm = SchedulingAlgorithm(config.percentage_of_nodes_to_score, self.rng)
+        if metrics is not None:
+            self.algorithm.observe = metrics.extension_point
         self.handler = SchedulerEventHandler(
             self.cache, self.queue, set(self.frameworks), self.waiting_pods
         )
@@ -124,9 +132,15 @@ class Scheduler:
         )
 
     # -- running -------------------------------------------------------------------------------
-    def start(self) -> None:
-        """Connect the backend: the cache and queue fill with what the cluster has."""
-        self.backend.start(self.handler)
+    def start(self, sync_timeout: float | None = None) -> None:
+        """Connect the backend: the cache and queue fill with what the cluster has.
+
+        ``sync_timeout`` bounds the wait for the initial lists (backends that list remotely).
+        """
+        if sync_timeout is None:
+            self.backend.start(self.handler)
+        else:
+            self.backend.start(self.handler, sync_timeout=sync_timeout)  # type: ignore[call-arg]
 
     def run(self, stop: threading.Event | None = None, poll_seconds: float = 1.0) -> None:
         """Schedule until ``stop`` is set (or :meth:`stop` is called)."""

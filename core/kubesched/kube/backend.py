@@ -1,0 +1,151 @@
+"""The Kubernetes API backend: informers in, bindings, status patches and events out.
+
+Implements :class:`~kubesched.backends.ClusterBackend` over a real apiserver, so the same
+:class:`~kubesched.scheduler.Scheduler` that runs ``simulate`` runs in a cluster.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from urllib.parse import quote
+
+from ..backends.base import BindError, EventHandler
+from ..objects import Node, Pod
+from .informer import Informer
+from .recorder import EventRecorder
+from .transport import ApiError, Transport
+
+__all__ = ["KubernetesBackend"]
+
+log = logging.getLogger(__name__)
+
+#: Terminal pods hold no resources; kube-scheduler's pod informer leaves them out the same way.
+NON_TERMINAL_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+def _pod_path(pod: Pod, sub: str = "") -> str:
+    path = f"/api/v1/namespaces/{quote(pod.namespace)}/pods/{quote(pod.name)}"
+    return f"{path}/{sub}" if sub else path
+
+
+class KubernetesBackend:
+    """A cluster reached through kube-apiserver."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        recorder: EventRecorder | None = None,
+        can_bind: Callable[[], bool] = lambda: True,
+        watch_seconds: int = 300,
+        inactivity_seconds: float = 90.0,
+        status_workers: int = 4,
+    ) -> None:
+        self.transport = transport
+        self.recorder = recorder
+        self.can_bind = can_bind
+        self.watch_seconds = watch_seconds
+        self.inactivity_seconds = inactivity_seconds
+        self._status_pool = ThreadPoolExecutor(max_workers=status_workers,
+                                               thread_name_prefix="pod-status")
+        self.nodes: Informer[Node] | None = None
+        self.pods: Informer[Pod] | None = None
+
+    # -- events in -----------------------------------------------------------------------------
+    def start(self, handler: EventHandler, sync_timeout: float | None = None) -> None:
+        """Start both informers; return once both have listed (or ``sync_timeout`` passed)."""
+        common = {"watch_seconds": self.watch_seconds,
+                  "inactivity_seconds": self.inactivity_seconds}
+        self.nodes = Informer(self.transport, "/api/v1/nodes", Node, lambda n: n.name,
+                              lambda n: n.resource_version, handler.on_node_add,
+                              handler.on_node_update, handler.on_node_delete, **common)
+        self.pods = Informer(self.transport, "/api/v1/pods", Pod, lambda p: p.uid,
+                             lambda p: p.resource_version, handler.on_pod_add,
+                             handler.on_pod_update, handler.on_pod_delete,
+                             field_selector=NON_TERMINAL_PODS, **common)
+        # Nodes first, so the first pods find their nodes in the cache.
+        self.nodes.start()
+        self.nodes.synced.wait(sync_timeout)
+        self.pods.start()
+        self.pods.synced.wait(sync_timeout)
+
+    @property
+    def synced(self) -> bool:
+        return bool(self.nodes and self.pods and self.nodes.synced.is_set()
+                    and self.pods.synced.is_set())
+
+    def stop(self) -> None:
+        for informer in (self.nodes, self.pods):
+            if informer is not None:
+                informer.stop()
+        self._status_pool.shutdown(wait=True)
+        if self.recorder is not None:
+            self.recorder.stop()
+
+    # -- decisions out -------------------------------------------------------------------------
+    def bind(self, pod: Pod, node_name: str) -> None:
+        """POST a Binding (the apiserver sets nodeName and PodScheduled=True)."""
+        if not self.can_bind():
+            raise BindError("not the leader: binding refused", retryable=True)
+        body = {"apiVersion": "v1", "kind": "Binding",
+                "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        try:
+            self.transport.request("POST", _pod_path(pod, "binding"), body=body)
+        except ApiError as exc:
+            # Gone, or already bound / being deleted: retrying cannot help.
+            raise BindError(exc.message or str(exc),
+                            retryable=exc.status not in (404, 409)) from None
+
+    def report_failure(self, pod: Pod, reason: str, message: str,
+                       nominated_node_name: str | None) -> None:
+        self._status_pool.submit(self._patch_failure, pod, reason, message, nominated_node_name)
+        if self.recorder is not None:
+            self.recorder.record(pod, "Warning", "FailedScheduling", "Scheduling", message,
+                                 pod.scheduler_name)
+
+    def _patch_failure(self, pod: Pod, reason: str, message: str,
+                       nominated_node_name: str | None) -> None:
+        status = pod.raw.get("status") or {}
+        current = next((c for c in status.get("conditions") or ()
+                        if c.get("type") == "PodScheduled"), None)
+        same_condition = (current is not None and current.get("status") == "False"
+                          and current.get("reason") == reason
+                          and current.get("message") == message)
+        same_nomination = (nominated_node_name is None
+                           or (status.get("nominatedNodeName") or "") == nominated_node_name)
+        if same_condition and same_nomination:
+            return  # nothing new: spare the apiserver
+        patch: dict = {"status": {"conditions": [{
+            "type": "PodScheduled", "status": "False", "reason": reason, "message": message,
+            "lastProbeTime": None,
+            "lastTransitionTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }]}}
+        if nominated_node_name is not None:
+            patch["status"]["nominatedNodeName"] = nominated_node_name or None
+        try:
+            self.transport.request("PATCH", _pod_path(pod, "status"), body=patch,
+                                   content_type="application/strategic-merge-patch+json")
+        except ApiError as exc:
+            if exc.status != 404:
+                log.warning("updating the status of pod %s failed: %s", pod.key, exc)
+
+    def report_scheduled(self, pod: Pod, node_name: str) -> None:
+        if self.recorder is not None:
+            self.recorder.record(pod, "Normal", "Scheduled", "Binding",
+                                 f"Successfully assigned {pod.key} to {node_name}",
+                                 pod.scheduler_name)
+
+    def delete_pod(self, pod: Pod) -> None:
+        body = {"apiVersion": "v1", "kind": "DeleteOptions",
+                "preconditions": {"uid": pod.uid}}
+        try:
+            self.transport.request("DELETE", _pod_path(pod), body=body)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+
+
