@@ -33,6 +33,10 @@ class Cache:
         self._pods: dict[str, _PodState] = {}
         self._dirty: set[str] = set()
         self._membership_changed = True
+        self._images_changed = True
+        self._images_snapshot: Snapshot | None = None
+        #: The snapshot the dirty set is relative to; any other one is rebuilt in full.
+        self._last_snapshot: Snapshot | None = None
 
     # -- nodes ---------------------------------------------------------------------------------
     def add_node(self, node: Node) -> None:
@@ -41,9 +45,12 @@ class Cache:
             if info is None:
                 info = self._nodes[node.name] = NodeInfo(node)
                 self._membership_changed = True
+                self._images_changed = True
             else:
                 if info.node is None:
                     self._membership_changed = True
+                if info.node is None or info.node.images != node.images:
+                    self._images_changed = True
                 info.node = node
                 info.generation += 1
             self._dirty.add(node.name)
@@ -62,6 +69,7 @@ class Cache:
             else:
                 del self._nodes[node.name]
             self._membership_changed = True
+            self._images_changed = True
             self._dirty.add(node.name)
 
     def node_names(self) -> list[str]:
@@ -132,7 +140,16 @@ class Cache:
     def update_snapshot(self, snapshot: Snapshot) -> None:
         """Bring ``snapshot`` up to date, copying only the nodes changed since the last call."""
         with self._lock:
-            if self._membership_changed:
+            if snapshot is not self._last_snapshot:
+                snapshot.by_name = {
+                    name: info.clone()
+                    for name, info in self._nodes.items()
+                    if info.node is not None
+                }
+                snapshot._reorder()
+                self._last_snapshot = snapshot
+                self._membership_changed = False
+            elif self._membership_changed:
                 for name in self._dirty:
                     info = self._nodes.get(name)
                     if info is None or info.node is None:
@@ -140,8 +157,9 @@ class Cache:
                     else:
                         snapshot.by_name[name] = info.clone()
                 # The cache's insertion order, not the dirty set's, so runs are repeatable.
-                snapshot.by_name = {name: snapshot.by_name[name] for name in self._nodes
-                                    if name in snapshot.by_name}
+                snapshot.by_name = {
+                    name: snapshot.by_name[name] for name in self._nodes if name in snapshot.by_name
+                }
                 snapshot._reorder()
                 self._membership_changed = False
             else:
@@ -150,3 +168,7 @@ class Cache:
                     if info is not None and info.node is not None:  # ghosts are not listed
                         snapshot._replace(info.clone())
             self._dirty.clear()
+            if self._images_changed or snapshot is not self._images_snapshot:
+                snapshot._recount_images()
+                self._images_changed = False
+                self._images_snapshot = snapshot

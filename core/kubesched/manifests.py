@@ -7,6 +7,7 @@ file with every problem listed (nothing is half-applied).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -40,7 +41,11 @@ def _objects(documents: list[Any]) -> Iterator[tuple[str, Any]]:
             and isinstance(doc.get("items"), list)
             and str(doc.get("kind", "")).endswith("List")
         ):
+            # The API leaves out the kind of a typed list's items (``GET /api/v1/nodes``).
+            item_kind = str(doc["kind"])[: -len("List")]
             for item_index, item in enumerate(doc["items"]):
+                if isinstance(item, Mapping) and "kind" not in item and item_kind:
+                    item = {"kind": item_kind, **item}
                 yield f"{where} items[{item_index}]", item
         else:
             yield where, doc
@@ -53,15 +58,30 @@ def _describe(obj: Mapping[str, Any]) -> str:
     return f"{obj.get('kind', '?')} {namespace + '/' if namespace else ''}{name}"
 
 
-def parse_cluster(text: str, source: str = "<cluster>") -> Cluster:
-    """Parse manifest text; raises :class:`ManifestError` naming ``source`` and each object."""
+def _documents(text: str, source: str) -> list[Any]:
+    """The documents of YAML or JSON text (JSON directly: YAML refuses tab indentation)."""
+    json_error: json.JSONDecodeError | None = None
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            return [json.loads(text)]
+        except json.JSONDecodeError as exc:  # maybe YAML flow style; YAML decides
+            json_error = exc
     try:
-        documents = list(yaml.safe_load_all(text))
+        return list(yaml.safe_load_all(text))
     except yaml.YAMLError as exc:
+        if json_error is not None:
+            raise ManifestError(
+                f"{source}:{json_error.lineno}:{json_error.colno}: not valid JSON: {json_error.msg}"
+            ) from None
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise ManifestError(f"{source}{where}: not valid YAML: {problem}") from None
+
+
+def parse_cluster(text: str, source: str = "<cluster>") -> Cluster:
+    """Parse manifest text; raises :class:`ManifestError` naming ``source`` and each object."""
+    documents = _documents(text, source)
     cluster = Cluster()
     errors: list[str] = []
     seen: set[tuple[str, str]] = set()

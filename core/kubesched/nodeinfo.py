@@ -16,6 +16,7 @@ __all__ = ["DEFAULT_MEMORY_REQUEST", "DEFAULT_MILLI_CPU_REQUEST", "NodeInfo", "p
 #: kube-scheduler's defaults for containers without a cpu/memory request, used only for scoring.
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+HUGEPAGES_PREFIX = "hugepages-"
 
 
 def _add(total: dict[str, int], more: Mapping[str, int]) -> None:
@@ -42,8 +43,10 @@ def pod_requests(pod: Pod, non_zero: bool = False) -> dict[str, int]:
     """What a pod asks of a node, as ``k8s.io/component-helpers/resource.PodRequests`` counts it.
 
     The sum of the app containers and the sidecars, or the largest regular init container plus
-    the sidecars started before it, whichever is larger; then the pod overhead. ``non_zero``
-    substitutes kube-scheduler's defaults for unset cpu/memory, as its scoring does.
+    the sidecars started before it, whichever is larger; pod-level requests
+    (``spec.resources.requests``) of cpu, memory and hugepages replace those sums; then the pod
+    overhead. ``non_zero`` substitutes kube-scheduler's defaults for cpu/memory that a container
+    leaves unset, as its scoring does.
     """
     total: dict[str, int] = {}
     for container in pod.containers:
@@ -61,6 +64,10 @@ def pod_requests(pod: Pod, non_zero: bool = False) -> dict[str, int]:
             _add(candidate, sidecars)  # type: ignore[arg-type]
         _max(init_peak, candidate)
     _max(total, init_peak)
+    # Pod-level requests (cpu, memory, hugepages) replace what the containers add up to.
+    for name, value in pod.pod_level_requests.items():
+        if name in (CPU, MEMORY) or name.startswith(HUGEPAGES_PREFIX):
+            total[name] = value
     _add(total, pod.overhead)
     return total
 
@@ -116,10 +123,14 @@ class NodeInfo:
     def _account(self, pod: Pod, sign: int) -> None:
         for name, value in pod_requests(pod).items():
             self.requested[name] = self.requested.get(name, 0) + sign * value
+        non_zero = pod_requests(pod, non_zero=True)
         for name in (CPU, MEMORY):
-            value = pod_requests(pod, non_zero=True).get(name, 0)
+            value = non_zero.get(name, 0)
             self.non_zero_requested[name] = self.non_zero_requested.get(name, 0) + sign * value
-        for container in (*pod.init_containers, *pod.containers):
+        # Regular init containers have exited before the app starts: only sidecars hold ports
+        # (kube-scheduler's GetHostPorts).
+        sidecars = [c for c in pod.init_containers if c.is_sidecar]
+        for container in (*sidecars, *pod.containers):
             for port in container.host_ports:
                 key = (port.host_ip, port.protocol, port.host_port)
                 count = self.used_ports.get(key, 0) + sign

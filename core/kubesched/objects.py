@@ -209,6 +209,8 @@ class Pod:
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
         meta = raw.get("metadata") or {}
+        if not isinstance(meta, Mapping):
+            raise ObjectError("Pod", "", "metadata", "expected a mapping with name and namespace")
         self.name: str = meta.get("name") or ""
         self.namespace: str = meta.get("namespace") or "default"
         try:
@@ -218,7 +220,7 @@ class Pod:
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             field, _, problem = str(exc).partition(": ")
             raise ObjectError(
-                "Pod", self.key, field if problem else "", problem or str(exc)
+                "Pod", self.key if self.name else "", field if problem else "", problem or str(exc)
             ) from None
 
     def _parse(self, raw: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
@@ -296,6 +298,8 @@ class Node:
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
         meta = raw.get("metadata") or {}
+        if not isinstance(meta, Mapping):
+            raise ObjectError("Node", "", "metadata", "expected a mapping with a name")
         self.name: str = meta.get("name") or ""
         try:
             if not self.name:

@@ -82,6 +82,8 @@ class SchedulingQueue:
         self._unschedulable: dict[str, tuple[QueuedPodInfo, float]] = {}
         self._in_flight: dict[str, int] = {}
         self._deleted_in_flight: set[str] = set()
+        #: The latest version of in-flight pods that changed during their cycle.
+        self._updated_in_flight: dict[str, Pod] = {}
         self._log: list[_LoggedEvent] = []
         self._log_base = 0
         self._seq = itertools.count()
@@ -92,6 +94,9 @@ class SchedulingQueue:
     def add(self, pod: Pod) -> None:
         """A new pending pod (or one seen again after a re-list)."""
         with self._cond:
+            if pod.uid in self._in_flight:
+                self._updated_in_flight[pod.uid] = pod
+                return
             if self._knows(pod.uid):
                 self._replace_pod(pod)
                 return
@@ -154,7 +159,8 @@ class SchedulingQueue:
 
     def backoff_seconds(self, info: QueuedPodInfo) -> float:
         """initial × 2^(attempts−1), capped at the maximum."""
-        seconds = self.initial_backoff * (2 ** max(info.attempts - 1, 0))
+        # The exponent is bounded so that a pod retried for hours cannot overflow the float.
+        seconds = self.initial_backoff * 2.0 ** min(max(info.attempts - 1, 0), 64)
         return min(seconds, self.max_backoff)
 
     def requeue_after_failure(
@@ -164,16 +170,25 @@ class SchedulingQueue:
         with self._cond:
             uid = info.pod.uid
             start = self._in_flight.pop(uid, self._log_base + len(self._log))
+            latest = self._updated_in_flight.pop(uid, None)
             if uid in self._deleted_in_flight:
                 self._deleted_in_flight.discard(uid)
                 self._prune_log()
                 return
+            if latest is not None:  # changed during the cycle: retry the current version
+                info.pod = latest
             info.timestamp = self.clock()
             info.unschedulable_plugins = set(rejected_by)
             info.last_failure_was_error = error
             missed = self._log[max(start - self._log_base, 0) :]
             self._prune_log()
-            if error or any(self._helps(info, e.event, e.old, e.new) for e in missed):
+            # No plugin to wait for (an Error, or a failure no plugin owns): retry after backoff,
+            # as kube-scheduler does, rather than wait in the pool for any event.
+            if (
+                error
+                or not rejected_by
+                or any(self._helps(info, e.event, e.old, e.new) for e in missed)
+            ):
                 self._to_backoff_or_active(info)
             else:
                 self._unschedulable[uid] = (info, self.clock())
@@ -183,6 +198,7 @@ class SchedulingQueue:
         with self._cond:
             self._in_flight.pop(uid, None)
             self._deleted_in_flight.discard(uid)
+            self._updated_in_flight.pop(uid, None)
             self._prune_log()
 
     def _prune_log(self) -> None:
@@ -245,15 +261,19 @@ class SchedulingQueue:
             heapq.heappush(self._backoff, (expiry, next(self._seq), info.pod.uid))
             self._cond.notify()
         else:
-            self._push_active(info)
+            self._enqueue_checked(info)
 
     def _flush_backoff_locked(self) -> None:
         now = self.clock()
         while self._backoff and self._backoff[0][0] <= now:
             _, _, uid = heapq.heappop(self._backoff)
-            info = self._backoff_by_uid.pop(uid, None)
-            if info is not None:
-                self._push_active(info)
+            info = self._backoff_by_uid.get(uid)
+            if info is None:
+                continue
+            if info.timestamp + self.backoff_seconds(info) > now:
+                continue  # left by an earlier stay of a pod deleted and added again
+            del self._backoff_by_uid[uid]
+            self._enqueue_checked(info)  # PreEnqueue runs whenever a pod enters activeQ
 
     def flush(self) -> None:
         """Backoff ended: to activeQ. In the pool past the limit: out (to backoff or activeQ)."""
@@ -271,11 +291,17 @@ class SchedulingQueue:
     # -- pending pods that change or go away -----------------------------------------------------
     def _replace_pod(self, pod: Pod) -> QueuedPodInfo | None:
         uid = pod.uid
-        for info in (self._active_by_uid.get(uid), self._backoff_by_uid.get(uid)):
-            if info is not None:
-                info = info.info if isinstance(info, _ActiveEntry) else info
-                info.pod = pod
-                return None
+        entry = self._active_by_uid.get(uid)
+        if entry is not None:
+            # Re-queued so that a changed priority re-sorts the heap (the old entry is skipped).
+            entry.live = False
+            entry.info.pod = pod
+            self._push_active(entry.info)
+            return None
+        backing_off = self._backoff_by_uid.get(uid)
+        if backing_off is not None:
+            backing_off.pod = pod
+            return None
         parked = self._unschedulable.get(uid)
         if parked is not None:
             parked[0].pod = pod
@@ -288,6 +314,7 @@ class SchedulingQueue:
         with self._cond:
             if new.uid in self._in_flight:
                 self._log.append(_LoggedEvent(event, old, new))
+                self._updated_in_flight[new.uid] = new
                 return
             if not self._knows(new.uid):
                 self.add(new)

@@ -199,7 +199,8 @@ class Scheduler:
             self.cache.forget_pod(pod)
             self._fail_with_status(info, status, started)
             return True
-        self.queue.done(pod.uid)
+        # The pod stays "in flight" for the queue until its binding cycle ends, so events that
+        # arrive while it waits at Permit or binds still count if it comes back.
         self._start_binding(framework, state, info, node, started)
         return True
 
@@ -243,6 +244,7 @@ class Scheduler:
         started: float,
     ) -> None:
         pod = info.pod
+        bound = False
         try:
             status = framework.wait_on_permit(pod)
             if status.is_success():
@@ -252,6 +254,8 @@ class Scheduler:
             if not status.is_success():
                 self._binding_failed(framework, state, info, node, status, started)
                 return
+            bound = True
+            self.queue.done(pod.uid)
             self._record(Attempt(pod, node), started)
             try:
                 self.backend.report_scheduled(pod, node)
@@ -260,6 +264,8 @@ class Scheduler:
             framework.run_post_bind(state, pod, node)
         except Exception:  # a bug here must not kill the binding pool or lose the pod
             log.exception("binding cycle of pod %s failed", pod.key)
+            if bound:  # already bound: only what came after failed (events, PostBind)
+                return
             self._binding_failed(
                 framework,
                 state,
@@ -291,6 +297,7 @@ class Scheduler:
         )
         if isinstance(status.err, BindError) and not status.err.retryable:
             log.info("dropping pod %s: %s", pod.key, status.message())
+            self.queue.done(pod.uid)
             return
         self._fail_with_status(info, status, started)
 

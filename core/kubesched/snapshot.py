@@ -22,6 +22,22 @@ class Snapshot:
         for info in node_infos or ():
             self.by_name[info.name] = info
         self._reorder()
+        self._recount_images()
+
+    def _recount_images(self) -> None:
+        """How many nodes have each image (ImageLocality spreads its score by it)."""
+        counts: dict[str, int] = {}
+        for info in self.node_infos:
+            if info.node is None:
+                continue
+            names = {name for names, _size in info.node.images for name in names}
+            for name in names:
+                counts[name] = counts.get(name, 0) + 1
+        self._image_num_nodes = counts
+
+    def image_num_nodes(self, image: str) -> int:
+        """The number of nodes whose ``status.images`` list ``image`` (exact name)."""
+        return self._image_num_nodes.get(image, 0)
 
     def _reorder(self) -> None:
         self.node_infos = list(self.by_name.values())
