@@ -173,16 +173,27 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .run import RunOptions, run  # imports the Kubernetes client: only when running
 
     leader_elect = None if args.leader_elect is None else args.leader_elect == "true"
-    return run(RunOptions(config=args.config, kubeconfig=args.kubeconfig,
-                          leader_elect=leader_elect, address=args.bind_address, port=args.port))
+    return run(
+        RunOptions(
+            config=args.config,
+            kubeconfig=args.kubeconfig,
+            leader_elect=leader_elect,
+            address=args.bind_address,
+            port=args.port,
+        )
+    )
 
 
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: ts, level, logger, msg (and exc when there is one)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        entry = {"ts": round(record.created, 3), "level": record.levelname.lower(),
-                 "logger": record.name, "msg": record.getMessage()}
+        entry = {
+            "ts": round(record.created, 3),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
         return json.dumps(entry)
@@ -222,16 +233,23 @@ def build_parser() -> argparse.ArgumentParser:
     sim.set_defaults(func=cmd_simulate)
 
     run = commands.add_parser("run", help="schedule the pods of a cluster (as a service)")
-    run.add_argument("--config", help="a KubeSchedulerConfiguration file (default: the default "
-                     "profile)")
-    run.add_argument("--kubeconfig", help="used when the config's clientConnection.kubeconfig "
-                     "is empty; then $KUBECONFIG, then the in-cluster service account")
-    run.add_argument("--leader-elect", choices=("true", "false"),
-                     help="override leaderElection.leaderElect")
-    run.add_argument("--bind-address", default="0.0.0.0",
-                     help="address of /healthz, /readyz and /metrics")
-    run.add_argument("--port", type=int, default=10251, help="port of the health endpoint "
-                     "(0 picks a free one)")
+    run.add_argument(
+        "--config", help="a KubeSchedulerConfiguration file (default: the default profile)"
+    )
+    run.add_argument(
+        "--kubeconfig",
+        help="used when the config's clientConnection.kubeconfig "
+        "is empty; then $KUBECONFIG, then the in-cluster service account",
+    )
+    run.add_argument(
+        "--leader-elect", choices=("true", "false"), help="override leaderElection.leaderElect"
+    )
+    run.add_argument(
+        "--bind-address", default="0.0.0.0", help="address of /healthz, /readyz and /metrics"
+    )
+    run.add_argument(
+        "--port", type=int, default=10251, help="port of the health endpoint (0 picks a free one)"
+    )
     run.set_defaults(func=cmd_run)
 
     plugins = commands.add_parser("plugins", help="list the installed plugins")

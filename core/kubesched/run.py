@@ -73,17 +73,22 @@ class Service:
         self.elector: LeaderElector | None = None
         if leader_elect:
             self.elector = LeaderElector(
-                self.api_client, self.config.leader_election, self.identity,
+                self.api_client,
+                self.config.leader_election,
+                self.identity,
                 on_started_leading=self._started_leading,
-                on_stopped_leading=self._stopped_leading)
+                on_stopped_leading=self._stopped_leading,
+            )
         self.backend = KubernetesBackend(
-            self.transport, recorder=EventRecorder(self.transport),
-            can_bind=self.elector.is_leader if self.elector else (lambda: True))
-        self.scheduler = Scheduler(self.config, self.backend, self.registry,
-                                   metrics=self.metrics)
+            self.transport,
+            recorder=EventRecorder(self.transport),
+            can_bind=self.elector.is_leader if self.elector else (lambda: True),
+        )
+        self.scheduler = Scheduler(self.config, self.backend, self.registry, metrics=self.metrics)
         self.scheduler.on_attempt = self._observe
-        self.server = HealthServer(options.address, options.port, ready=self._ready,
-                                   metrics=self._render_metrics)
+        self.server = HealthServer(
+            options.address, options.port, ready=self._ready, metrics=self._render_metrics
+        )
         self.stop = threading.Event()
         #: Set only after in-flight bindings finished: then the elector releases the Lease.
         self._release = threading.Event()
@@ -117,24 +122,30 @@ class Service:
         self.stop.set()
 
     def _start_scheduling(self) -> None:
-        self._scheduling = threading.Thread(target=self.scheduler.run, args=(self.stop,),
-                                            name="scheduling", daemon=True)
+        self._scheduling = threading.Thread(
+            target=self.scheduler.run, args=(self.stop,), name="scheduling", daemon=True
+        )
         self._scheduling.start()
 
     # -- lifecycle ---------------------------------------------------------------------------
     def serve(self) -> int:
         self.server.start()
-        log.info("kubesched starting: profiles %s, credentials %s, health on %s:%d",
-                 ", ".join(self.scheduler.frameworks), self.source, self.options.address,
-                 self.server.port)
+        log.info(
+            "kubesched starting: profiles %s, credentials %s, health on %s:%d",
+            ", ".join(self.scheduler.frameworks),
+            self.source,
+            self.options.address,
+            self.server.port,
+        )
         started = time.monotonic()
         self.scheduler.start(sync_timeout=self.options.sync_timeout)
         log.info("caches synced in %.1fs", time.monotonic() - started)
         if self.elector is None:
             self._start_scheduling()
         else:
-            self._electing = threading.Thread(target=self._elect, name="leader-election",
-                                              daemon=True)
+            self._electing = threading.Thread(
+                target=self._elect, name="leader-election", daemon=True
+            )
             self._electing.start()
         while not self.stop.wait(1.0):
             pass
@@ -172,5 +183,3 @@ def run(options: RunOptions) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _terminate)
     return service.serve()
-
-

@@ -49,23 +49,42 @@ class KubernetesBackend:
         self.can_bind = can_bind
         self.watch_seconds = watch_seconds
         self.inactivity_seconds = inactivity_seconds
-        self._status_pool = ThreadPoolExecutor(max_workers=status_workers,
-                                               thread_name_prefix="pod-status")
+        self._status_pool = ThreadPoolExecutor(
+            max_workers=status_workers, thread_name_prefix="pod-status"
+        )
         self.nodes: Informer[Node] | None = None
         self.pods: Informer[Pod] | None = None
 
     # -- events in -----------------------------------------------------------------------------
     def start(self, handler: EventHandler, sync_timeout: float | None = None) -> None:
         """Start both informers; return once both have listed (or ``sync_timeout`` passed)."""
-        common = {"watch_seconds": self.watch_seconds,
-                  "inactivity_seconds": self.inactivity_seconds}
-        self.nodes = Informer(self.transport, "/api/v1/nodes", Node, lambda n: n.name,
-                              lambda n: n.resource_version, handler.on_node_add,
-                              handler.on_node_update, handler.on_node_delete, **common)
-        self.pods = Informer(self.transport, "/api/v1/pods", Pod, lambda p: p.uid,
-                             lambda p: p.resource_version, handler.on_pod_add,
-                             handler.on_pod_update, handler.on_pod_delete,
-                             field_selector=NON_TERMINAL_PODS, **common)
+        common = {
+            "watch_seconds": self.watch_seconds,
+            "inactivity_seconds": self.inactivity_seconds,
+        }
+        self.nodes = Informer(
+            self.transport,
+            "/api/v1/nodes",
+            Node,
+            lambda n: n.name,
+            lambda n: n.resource_version,
+            handler.on_node_add,
+            handler.on_node_update,
+            handler.on_node_delete,
+            **common,
+        )
+        self.pods = Informer(
+            self.transport,
+            "/api/v1/pods",
+            Pod,
+            lambda p: p.uid,
+            lambda p: p.resource_version,
+            handler.on_pod_add,
+            handler.on_pod_update,
+            handler.on_pod_delete,
+            field_selector=NON_TERMINAL_PODS,
+            **common,
+        )
         # Nodes first, so the first pods find their nodes in the cache.
         self.nodes.start()
         self.nodes.synced.wait(sync_timeout)
@@ -74,8 +93,9 @@ class KubernetesBackend:
 
     @property
     def synced(self) -> bool:
-        return bool(self.nodes and self.pods and self.nodes.synced.is_set()
-                    and self.pods.synced.is_set())
+        return bool(
+            self.nodes and self.pods and self.nodes.synced.is_set() and self.pods.synced.is_set()
+        )
 
     def stop(self) -> None:
         for informer in (self.nodes, self.pods):
@@ -90,62 +110,90 @@ class KubernetesBackend:
         """POST a Binding (the apiserver sets nodeName and PodScheduled=True)."""
         if not self.can_bind():
             raise BindError("not the leader: binding refused", retryable=True)
-        body = {"apiVersion": "v1", "kind": "Binding",
-                "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
-                "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
+        }
         try:
             self.transport.request("POST", _pod_path(pod, "binding"), body=body)
         except ApiError as exc:
             # Gone, or already bound / being deleted: retrying cannot help.
-            raise BindError(exc.message or str(exc),
-                            retryable=exc.status not in (404, 409)) from None
+            raise BindError(
+                exc.message or str(exc), retryable=exc.status not in (404, 409)
+            ) from None
 
-    def report_failure(self, pod: Pod, reason: str, message: str,
-                       nominated_node_name: str | None) -> None:
+    def report_failure(
+        self, pod: Pod, reason: str, message: str, nominated_node_name: str | None
+    ) -> None:
         self._status_pool.submit(self._patch_failure, pod, reason, message, nominated_node_name)
         if self.recorder is not None:
-            self.recorder.record(pod, "Warning", "FailedScheduling", "Scheduling", message,
-                                 pod.scheduler_name)
+            self.recorder.record(
+                pod, "Warning", "FailedScheduling", "Scheduling", message, pod.scheduler_name
+            )
 
-    def _patch_failure(self, pod: Pod, reason: str, message: str,
-                       nominated_node_name: str | None) -> None:
+    def _patch_failure(
+        self, pod: Pod, reason: str, message: str, nominated_node_name: str | None
+    ) -> None:
         status = pod.raw.get("status") or {}
-        current = next((c for c in status.get("conditions") or ()
-                        if c.get("type") == "PodScheduled"), None)
-        same_condition = (current is not None and current.get("status") == "False"
-                          and current.get("reason") == reason
-                          and current.get("message") == message)
-        same_nomination = (nominated_node_name is None
-                           or (status.get("nominatedNodeName") or "") == nominated_node_name)
+        current = next(
+            (c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), None
+        )
+        same_condition = (
+            current is not None
+            and current.get("status") == "False"
+            and current.get("reason") == reason
+            and current.get("message") == message
+        )
+        same_nomination = (
+            nominated_node_name is None
+            or (status.get("nominatedNodeName") or "") == nominated_node_name
+        )
         if same_condition and same_nomination:
             return  # nothing new: spare the apiserver
-        patch: dict = {"status": {"conditions": [{
-            "type": "PodScheduled", "status": "False", "reason": reason, "message": message,
-            "lastProbeTime": None,
-            "lastTransitionTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        }]}}
+        patch: dict = {
+            "status": {
+                "conditions": [
+                    {
+                        "type": "PodScheduled",
+                        "status": "False",
+                        "reason": reason,
+                        "message": message,
+                        "lastProbeTime": None,
+                        "lastTransitionTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    }
+                ]
+            }
+        }
         if nominated_node_name is not None:
             patch["status"]["nominatedNodeName"] = nominated_node_name or None
         try:
-            self.transport.request("PATCH", _pod_path(pod, "status"), body=patch,
-                                   content_type="application/strategic-merge-patch+json")
+            self.transport.request(
+                "PATCH",
+                _pod_path(pod, "status"),
+                body=patch,
+                content_type="application/strategic-merge-patch+json",
+            )
         except ApiError as exc:
             if exc.status != 404:
                 log.warning("updating the status of pod %s failed: %s", pod.key, exc)
 
     def report_scheduled(self, pod: Pod, node_name: str) -> None:
         if self.recorder is not None:
-            self.recorder.record(pod, "Normal", "Scheduled", "Binding",
-                                 f"Successfully assigned {pod.key} to {node_name}",
-                                 pod.scheduler_name)
+            self.recorder.record(
+                pod,
+                "Normal",
+                "Scheduled",
+                "Binding",
+                f"Successfully assigned {pod.key} to {node_name}",
+                pod.scheduler_name,
+            )
 
     def delete_pod(self, pod: Pod) -> None:
-        body = {"apiVersion": "v1", "kind": "DeleteOptions",
-                "preconditions": {"uid": pod.uid}}
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": pod.uid}}
         try:
             self.transport.request("DELETE", _pod_path(pod), body=body)
         except ApiError as exc:
             if exc.status != 404:
                 raise
-
-

@@ -25,8 +25,9 @@ def credentials_source(config_kubeconfig: str = "", flag_kubeconfig: str | None 
     return "in-cluster"
 
 
-def api_client_for(config_kubeconfig: str = "", flag_kubeconfig: str | None = None
-                   ) -> client.ApiClient:
+def api_client_for(
+    config_kubeconfig: str = "", flag_kubeconfig: str | None = None
+) -> client.ApiClient:
     """An ``ApiClient`` for the first credentials found; a clear error when there are none."""
     source = credentials_source(config_kubeconfig, flag_kubeconfig)
     if source == "in-cluster":
@@ -36,7 +37,8 @@ def api_client_for(config_kubeconfig: str = "", flag_kubeconfig: str | None = No
         except ConfigException as exc:
             raise KubeschedError(
                 "no cluster credentials: set clientConnection.kubeconfig, --kubeconfig or "
-                f"KUBECONFIG, or run inside a pod with a service account ({exc})") from None
+                f"KUBECONFIG, or run inside a pod with a service account ({exc})"
+            ) from None
         return client.ApiClient(configuration)
     if not os.path.isfile(source):
         raise KubeschedError(f"{source}: kubeconfig not found")

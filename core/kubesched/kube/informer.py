@@ -67,8 +67,7 @@ class Informer(Generic[T]):
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=f"informer{self.path}",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"informer{self.path}", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -150,12 +149,17 @@ class Informer(Generic[T]):
 
     # -- watch ---------------------------------------------------------------------------------
     def _watch(self, resource_version: str) -> str:
-        query = [("watch", "true"), ("resourceVersion", resource_version),
-                 ("allowWatchBookmarks", "true"), ("timeoutSeconds", self.watch_seconds)]
+        query = [
+            ("watch", "true"),
+            ("resourceVersion", resource_version),
+            ("allowWatchBookmarks", "true"),
+            ("timeoutSeconds", self.watch_seconds),
+        ]
         if self.field_selector:
             query.append(("fieldSelector", self.field_selector))
-        lines = self.transport.stream_lines(self.path, query,
-                                            timeout=(10.0, self.inactivity_seconds))
+        lines = self.transport.stream_lines(
+            self.path, query, timeout=(10.0, self.inactivity_seconds)
+        )
         for line in lines:
             if self._stop.is_set():
                 break
@@ -165,8 +169,9 @@ class Informer(Generic[T]):
             if kind == "ERROR":
                 if raw.get("code") == 410:
                     raise _Expired()
-                raise ApiError(int(raw.get("code") or 0), raw.get("reason", ""),
-                               raw.get("message", ""))
+                raise ApiError(
+                    int(raw.get("code") or 0), raw.get("reason", ""), raw.get("message", "")
+                )
             resource_version = (raw.get("metadata") or {}).get("resourceVersion", resource_version)
             if kind == "BOOKMARK":
                 continue

@@ -46,9 +46,16 @@ class _Series:
 class EventRecorder:
     """Queues events and writes them from one background thread."""
 
-    def __init__(self, transport: Transport, *, qps: float = 10.0, burst: int = 50,
-                 dedup_seconds: float = 600.0, series_update_seconds: float = 30.0,
-                 max_queue: int = 10_000) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        qps: float = 10.0,
+        burst: int = 50,
+        dedup_seconds: float = 600.0,
+        series_update_seconds: float = 30.0,
+        max_queue: int = 10_000,
+    ) -> None:
         self.transport = transport
         self.bucket = TokenBucket(qps, burst)
         self.dedup_seconds = dedup_seconds
@@ -56,13 +63,16 @@ class EventRecorder:
         self.instance = socket.gethostname()
         self.dropped = 0
         self.written = 0
-        self._queue: queue.Queue[tuple[str, Pod, str, str, str, str] | None] = queue.Queue(max_queue)
+        self._queue: queue.Queue[tuple[str, Pod, str, str, str, str] | None] = queue.Queue(
+            max_queue
+        )
         self._series: dict[tuple[str, str, str], _Series] = {}
         self._thread = threading.Thread(target=self._run, name="event-recorder", daemon=True)
         self._thread.start()
 
-    def record(self, pod: Pod, event_type: str, reason: str, action: str, note: str,
-               controller: str) -> None:
+    def record(
+        self, pod: Pod, event_type: str, reason: str, action: str, note: str, controller: str
+    ) -> None:
         """Queue an event about ``pod``; never blocks (a full queue drops and counts it)."""
         try:
             self._queue.put_nowait((event_type, pod, reason, action, note, controller))
@@ -92,8 +102,9 @@ class EventRecorder:
             except Exception:
                 log.exception("writing an event failed")
 
-    def _write(self, event_type: str, pod: Pod, reason: str, action: str, note: str,
-               controller: str) -> None:
+    def _write(
+        self, event_type: str, pod: Pod, reason: str, action: str, note: str, controller: str
+    ) -> None:
         key = (pod.uid, reason, note)
         now = time.monotonic()
         series = self._series.get(key)
@@ -121,11 +132,17 @@ class EventRecorder:
             "reason": reason,
             "note": note[:1024],
             "type": event_type,
-            "regarding": {"kind": "Pod", "apiVersion": "v1", "namespace": pod.namespace,
-                          "name": pod.name, "uid": pod.uid},
+            "regarding": {
+                "kind": "Pod",
+                "apiVersion": "v1",
+                "namespace": pod.namespace,
+                "name": pod.name,
+                "uid": pod.uid,
+            },
         }
-        self.transport.request("POST", f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events",
-                               body=body)
+        self.transport.request(
+            "POST", f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body=body
+        )
         self.written += 1
         self._series[key] = _Series(name, pod.namespace, 1, now, now)
 
@@ -143,5 +160,8 @@ class EventRecorder:
     def _patch_series(self, series: _Series) -> None:
         patch = {"series": {"count": series.count, "lastObservedTime": _now()}}
         self.transport.request(
-            "PATCH", f"/apis/events.k8s.io/v1/namespaces/{series.namespace}/events/{series.name}",
-            body=patch, content_type="application/merge-patch+json")
+            "PATCH",
+            f"/apis/events.k8s.io/v1/namespaces/{series.namespace}/events/{series.name}",
+            body=patch,
+            content_type="application/merge-patch+json",
+        )

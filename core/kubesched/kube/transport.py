@@ -18,7 +18,7 @@ import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-__all__ = ["ApiError", "Transport", "TokenBucket"]
+__all__ = ["ApiError", "TokenBucket", "Transport"]
 
 
 class ApiError(Exception):
@@ -66,23 +66,35 @@ def _error_from(exc: ApiException) -> ApiError:
 class Transport:
     """JSON in, JSON out, over an ``ApiClient``."""
 
-    def __init__(self, api_client: ApiClient, qps: float = 50.0, burst: int = 100,
-                 timeout: float = 30.0) -> None:
+    def __init__(
+        self, api_client: ApiClient, qps: float = 50.0, burst: int = 100, timeout: float = 30.0
+    ) -> None:
         self.api_client = api_client
         self.limiter = TokenBucket(qps, burst)
         self.timeout = timeout
         self._auth = list(api_client.configuration.auth_settings())
 
-    def _send(self, method: str, path: str, query: Sequence[tuple[str, Any]] = (),
-              body: Any = None, content_type: str = "application/json",
-              timeout: float | tuple[float, float] | None = None) -> Any:
+    def _send(
+        self,
+        method: str,
+        path: str,
+        query: Sequence[tuple[str, Any]] = (),
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float | tuple[float, float] | None = None,
+    ) -> Any:
         self.limiter.take()
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
         request = self.api_client.param_serialize(
-            method, path, query_params=list(query), header_params=headers, body=body,
-            auth_settings=self._auth)
+            method,
+            path,
+            query_params=list(query),
+            header_params=headers,
+            body=body,
+            auth_settings=self._auth,
+        )
         try:
             response = self.api_client.call_api(*request, _request_timeout=timeout or self.timeout)
         except ApiException as exc:
@@ -94,16 +106,23 @@ class Transport:
             raise _error_from(ApiException(http_resp=response))
         return response
 
-    def request(self, method: str, path: str, query: Sequence[tuple[str, Any]] = (),
-                body: Any = None, content_type: str = "application/json",
-                timeout: float | None = None) -> Any:
+    def request(
+        self,
+        method: str,
+        path: str,
+        query: Sequence[tuple[str, Any]] = (),
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float | None = None,
+    ) -> Any:
         """Send and decode the JSON answer (``None`` for an empty body)."""
         response = self._send(method, path, query, body, content_type, timeout)
         data = response.read()
         return json.loads(data) if data else None
 
-    def stream_lines(self, path: str, query: Sequence[tuple[str, Any]],
-                     timeout: tuple[float, float]) -> Iterator[bytes]:
+    def stream_lines(
+        self, path: str, query: Sequence[tuple[str, Any]], timeout: tuple[float, float]
+    ) -> Iterator[bytes]:
         """The lines of a streamed answer (a watch), as they arrive."""
         response = self._send("GET", path, query, timeout=timeout).response
         try:
