@@ -1,0 +1,164 @@
+"""TaintToleration: node taints against pod tolerations.
+
+kube-scheduler's plugin of the same name (``pkg/scheduler/framework/plugins/tainttoleration``,
+v1.37): Filter rejects a node with a ``NoSchedule`` or ``NoExecute`` taint the pod does not
+tolerate; Score counts the ``PreferNoSchedule`` taints the pod does not tolerate, and
+NormalizeScore turns the counts around so that the node with the fewest scores 100.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kubesched import (
+    ActionType,
+    ArgsError,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    EventResource,
+    FieldError,
+    Handle,
+    Node,
+    NodeInfo,
+    Pod,
+    QueueingHint,
+    Status,
+    Taint,
+    Toleration,
+    hookimpl,
+)
+
+__all__ = [
+    "MAX_NODE_SCORE",
+    "NAME",
+    "PRE_SCORE_STATE_KEY",
+    "REASON_UNTOLERATED",
+    "TaintToleration",
+    "default_normalize_score",
+    "find_untolerated_taint",
+]
+
+NAME = "TaintToleration"
+#: Since v1.35 the reason no longer names the taint: keys and values may be sensitive
+#: (kubernetes/kubernetes#134740).
+REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+MAX_NODE_SCORE = 100
+
+_DO_NOT_SCHEDULE = frozenset({"NoSchedule", "NoExecute"})
+_PREFER_NO_SCHEDULE = "PreferNoSchedule"
+
+
+def _tolerated(tolerations: Iterable[Toleration], taint: Taint) -> bool:
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+def find_untolerated_taint(taints: Iterable[Taint], tolerations: list[Toleration]) -> Taint | None:
+    """The first ``NoSchedule``/``NoExecute`` taint not tolerated, in the node's order."""
+    for taint in taints:
+        if taint.effect in _DO_NOT_SCHEDULE and not _tolerated(tolerations, taint):
+            return taint
+    return None
+
+
+def default_normalize_score(max_priority: int, reverse: bool, scores: dict[str, int]) -> None:
+    """kube-scheduler's ``helper.DefaultNormalizeScore``: scale ``[0, max(scores)]`` to
+    ``[0, max_priority]`` in place; ``reverse`` subtracts each result from ``max_priority``.
+
+    Scores are non-negative, so Python's floor division is Go's truncating one here.
+    """
+    max_count = max(scores.values(), default=0)
+    if max_count == 0:
+        if reverse:
+            for node in scores:
+                scores[node] = max_priority
+        return
+    for node, score in scores.items():
+        score = max_priority * score // max_count
+        scores[node] = max_priority - score if reverse else score
+
+
+class TaintToleration:
+    """Filters on hard taints; scores on soft ones."""
+
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        if args:
+            raise ArgsError(
+                [FieldError(key, f"unknown field; {NAME} takes no args") for key in args]
+            )
+
+    @hookimpl
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Reject a node with an untolerated NoSchedule/NoExecute taint (unresolvable)."""
+        node = node_info.node
+        if node is None:
+            return Status.error("node not found")
+        if find_untolerated_taint(node.taints, pod.tolerations) is None:
+            return None
+        return Status.unresolvable(REASON_UNTOLERATED)
+
+    @hookimpl
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
+        """Keep the tolerations that can tolerate a PreferNoSchedule taint (empty effect too)."""
+        state.write(
+            PRE_SCORE_STATE_KEY,
+            tuple(t for t in pod.tolerations if t.effect in ("", _PREFER_NO_SCHEDULE)),
+        )
+        return None
+
+    @hookimpl
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int | Status:
+        """How many PreferNoSchedule taints of the node the pod does not tolerate."""
+        try:
+            tolerations = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError as exc:
+            return Status.error(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: {exc}')
+        node = node_info.node
+        if node is None:
+            return Status.error("node not found")
+        return sum(
+            1
+            for taint in node.taints
+            if taint.effect == _PREFER_NO_SCHEDULE and not _tolerated(tolerations, taint)
+        )
+
+    @hookimpl
+    def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> None:
+        """Fewest untolerated PreferNoSchedule taints -> 100, most -> 0."""
+        default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    @hookimpl
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """A node added or its taints changed, or the pod's tolerations changed."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self._hint_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_TOLERATIONS),
+                self._hint_target_pod_toleration_change,
+            ),
+        ]
+
+    def _hint_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+            return QueueingHint.QUEUE  # kube queues on objects it cannot read
+        was_untolerated = (
+            old is None or find_untolerated_taint(old.taints, pod.tolerations) is not None
+        )
+        is_untolerated = find_untolerated_taint(new.taints, pod.tolerations) is not None
+        if was_untolerated and not is_untolerated:
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    def _hint_target_pod_toleration_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        # kube-scheduler registers this for the target pod only (TargetPod) and always queues;
+        # the uid check keeps another pod's update, replayed after a cycle, from moving this one.
+        if isinstance(new, Pod) and new.uid != pod.uid:
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE

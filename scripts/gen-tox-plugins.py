@@ -1,0 +1,52 @@
+"""Print the plugin lines of tox.ini and requirements-dev.txt for every package under plugins/.
+
+Run after adding a plugin package: ``python scripts/gen-tox-plugins.py`` rewrites both files'
+generated sections, so no plugin is left out of the test matrix.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BEGIN, END = "# -- generated plugin list (scripts/gen-tox-plugins.py) --", "# -- end of generated --"
+
+
+def plugins() -> list[str]:
+    return sorted(p.name for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
+
+
+def replace_block(text: str, block: str) -> str:
+    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
+    return pattern.sub(lambda _m: f"{BEGIN}\n{block}{END}", text)
+
+
+def main() -> None:
+    names = plugins()
+    factors = ",".join(names)
+    tox = ROOT / "tox.ini"
+    block = (
+        "[tox]\nrequires = tox>=4\n"
+        f"env_list = lint, core, plugin-{{{factors}}}, e2e, integration\n\n"
+        f"[testenv:plugin-{{{factors}}}]\n"
+        "description = one plugin with only the core installed\n"
+        "deps =\n    pytest>=8\n    {toxinidir}\n"
+        + "".join(f"    {n}: {{toxinidir}}/plugins/{n}\n" for n in names)
+        + "change_dir =\n"
+        + "".join(f"    {n}: {{toxinidir}}/plugins/{n}\n" for n in names)
+        + "commands = pytest -q -p no:cacheprovider {posargs} tests\n\n"
+        "[all-plugins]\ndeps =\n"
+        + "".join(f"    {{toxinidir}}/plugins/{n}\n" for n in names)
+    )
+    tox.write_text(replace_block(tox.read_text(), block))
+    reqs = ROOT / "requirements-dev.txt"
+    reqs.write_text(
+        "# The core and every bundled plugin, editable: "
+        "`python -m pip install -r requirements-dev.txt`.\n-e .\n"
+        + "".join(f"-e plugins/{n}\n" for n in names)
+    )
+
+
+if __name__ == "__main__":
+    main()
