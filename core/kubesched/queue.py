@@ -53,6 +53,8 @@ class _LoggedEvent:
     event: ClusterEvent
     old: Any
     new: Any
+    #: For an update of one pending pod: only that pod may be moved by it.
+    target_uid: str = ""
 
 
 class SchedulingQueue:
@@ -187,7 +189,8 @@ class SchedulingQueue:
             if (
                 error
                 or not rejected_by
-                or any(self._helps(info, e.event, e.old, e.new) for e in missed)
+                or any(self._helps(info, e.event, e.old, e.new) for e in missed
+                       if not e.target_uid or e.target_uid == uid)
             ):
                 self._to_backoff_or_active(info)
             else:
@@ -313,7 +316,7 @@ class SchedulingQueue:
         is one its rejectors (or gate) registered for."""
         with self._cond:
             if new.uid in self._in_flight:
-                self._log.append(_LoggedEvent(event, old, new))
+                self._log.append(_LoggedEvent(event, old, new, new.uid))
                 self._updated_in_flight[new.uid] = new
                 return
             if not self._knows(new.uid):

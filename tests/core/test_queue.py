@@ -729,3 +729,19 @@ def test_blocked_pop_wakes_on_add_and_on_close(queue: SchedulingQueue) -> None:
     queue.close()
     closer.join(2)
     assert got[1] is None and not closer.is_alive()
+
+
+def test_an_update_of_one_pod_during_cycles_does_not_move_another_in_flight_pod(queue):
+    """Two pods in flight; the first is updated with a label. Only it may be requeued by its own
+    update; the second, rejected by the same plugin, stays in the pool."""
+    from kubesched import ActionType, ClusterEvent, EventResource
+
+    queue.add(pod("first"))
+    queue.add(pod("second"))
+    info_first, info_second = pop_now(queue), pop_now(queue)
+    relabelled = pod("first", ready="yes")
+    queue.update(info_first.pod, relabelled,
+                 ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_LABEL))
+    queue.requeue_after_failure(info_second, {GATE})
+    queue.requeue_after_failure(info_first, {GATE})
+    assert [i.pod.name for i in queue.parked()] == ["second"]
