@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BEGIN, END = "# -- generated plugin list (scripts/gen-tox-plugins.py) --", "# -- end of generated --"
+BEGIN = "# -- generated plugin list (scripts/gen-tox-plugins.py) --"
+END = "# -- end of generated --"
 
 
 def plugins() -> list[str]:

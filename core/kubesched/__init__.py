@@ -20,6 +20,7 @@ from .hookspecs import hookimpl
 from .nodeinfo import NodeInfo, pod_requests
 from .objects import Container, Node, ObjectError, Pod, Taint, Toleration
 from .results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
+from . import selectors
 from .snapshot import Snapshot
 from .status import Code, Status
 from .waiting_pods import WaitingPod
@@ -61,4 +62,5 @@ __all__ = [
     "__version__",
     "hookimpl",
     "pod_requests",
+    "selectors",
 ]

@@ -1,0 +1,189 @@
+"""``kubesched run`` against a real kube-apiserver, under its own least-privilege identity."""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes import client
+
+from .kubesched_process import (
+    LABEL,
+    SA_GROUPS,
+    SA_USER,
+    KubeschedProcess,
+    apply_rbac,
+    pod_manifest,
+    seed_config,
+    wait_for,
+)
+
+
+@pytest.fixture(scope="module")
+def scheduler_kubeconfig(control_plane, admin_client):
+    apply_rbac(admin_client)
+    return control_plane.kubeconfig_for(SA_USER, SA_GROUPS)
+
+
+@pytest.fixture
+def kubesched(tmp_path, scheduler_kubeconfig):
+    started: list[KubeschedProcess] = []
+
+    def start(**config) -> KubeschedProcess:
+        path = seed_config(tmp_path / f"config-{len(started)}.yaml", **config)
+        proc = KubeschedProcess(
+            path, scheduler_kubeconfig, tmp_path / f"kubesched-{len(started)}.log"
+        )
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.proc.poll() is None:
+            proc.terminate()
+
+
+def node_of(core_v1: client.CoreV1Api, namespace: str, name: str) -> str:
+    return core_v1.read_namespaced_pod(name, namespace).spec.node_name or ""
+
+
+def test_seed_end_to_end(core_v1, namespace, nodes, kubesched):
+    nodes("plain-1")
+    nodes("plain-2")
+    proc = kubesched()
+    proc.wait_ready()
+
+    core_v1.create_namespaced_pod(namespace, pod_manifest("waiting"))
+    message = f"0/2 nodes are available: 2 node(s) didn't have label {LABEL}=true."
+
+    def condition():
+        pod = core_v1.read_namespaced_pod("waiting", namespace)
+        for cond in pod.status.conditions or ():
+            if cond.type == "PodScheduled" and cond.status == "False":
+                return cond
+        return None
+
+    cond = wait_for(condition, 20, what="PodScheduled=False")
+    assert (cond.reason, cond.message) == ("Unschedulable", message)
+    events = client.EventsV1Api(core_v1.api_client)
+
+    def failed_event():
+        items = events.list_namespaced_event(namespace).items
+        return [
+            e for e in items if e.reason == "FailedScheduling" and e.regarding.name == "waiting"
+        ]
+
+    event = wait_for(failed_event, 20, what="FailedScheduling event")[0]
+    assert event.type == "Warning"
+    assert event.note == message
+    assert event.reporting_controller == "custom-scheduler"
+
+    # Label a node: the pod is bound without a restart, within the backoff bound.
+    core_v1.patch_node("plain-2", {"metadata": {"labels": {LABEL: "true"}}})
+    assert (
+        wait_for(lambda: node_of(core_v1, namespace, "waiting"), 15, what="binding after labelling")
+        == "plain-2"
+    )
+    pod = core_v1.read_namespaced_pod("waiting", namespace)
+    scheduled = {c.type: c for c in pod.status.conditions}["PodScheduled"]
+    assert scheduled.status == "True"
+    scheduled_events = wait_for(
+        lambda: [
+            e
+            for e in events.list_namespaced_event(namespace).items
+            if e.reason == "Scheduled" and e.regarding.name == "waiting"
+        ],
+        20,
+        what="Scheduled event",
+    )
+    assert scheduled_events[0].note == f"Successfully assigned {namespace}/waiting to plain-2"
+
+    # A new pod goes straight to the labelled node.
+    core_v1.create_namespaced_pod(namespace, pod_manifest("direct"))
+    assert wait_for(lambda: node_of(core_v1, namespace, "direct"), 15) == "plain-2"
+
+
+def test_other_schedulers_pods_are_never_touched(core_v1, namespace, nodes, kubesched):
+    nodes("labelled", labels={LABEL: "true"})
+    proc = kubesched()
+    proc.wait_ready()
+    core_v1.create_namespaced_pod(namespace, pod_manifest("theirs", scheduler="someone-else"))
+    core_v1.create_namespaced_pod(namespace, pod_manifest("ours"))
+    assert wait_for(lambda: node_of(core_v1, namespace, "ours"), 15) == "labelled"
+    theirs = core_v1.read_namespaced_pod("theirs", namespace)
+    assert theirs.spec.node_name is None
+    assert not theirs.status.conditions  # no condition written by us
+    events = client.EventsV1Api(core_v1.api_client).list_namespaced_event(namespace).items
+    assert not [e for e in events if e.regarding.name == "theirs"]
+
+
+def test_health_ready_and_metrics(core_v1, namespace, nodes, kubesched):
+    nodes("labelled", labels={LABEL: "true"})
+    proc = kubesched()
+    proc.wait_ready()
+    assert proc.get("/healthz") == (200, "ok")
+    assert proc.get("/readyz")[0] == 200
+    assert proc.get("/nope")[0] == 404
+    core_v1.create_namespaced_pod(namespace, pod_manifest("p1"))
+    wait_for(lambda: node_of(core_v1, namespace, "p1"), 15)
+    wait_for(
+        lambda: (
+            proc.metric(
+                "scheduler_schedule_attempts_total", result="scheduled", profile="custom-scheduler"
+            )
+            >= 1
+        ),
+        10,
+        what="attempt metric",
+    )
+    status, text = proc.get("/metrics")
+    assert status == 200
+    for name in (
+        "scheduler_schedule_attempts_total",
+        "scheduler_pending_pods",
+        "scheduler_scheduling_attempt_duration_seconds_bucket",
+        "scheduler_framework_extension_point_duration_seconds_bucket",
+    ):
+        assert name in text, name
+    assert 'scheduler_pending_pods{queue="active"}' in text
+
+
+def test_leader_election_one_binds_and_the_other_takes_over(core_v1, namespace, nodes, kubesched):
+    nodes("labelled", labels={LABEL: "true"})
+    lease = {"leaseDuration": "3s", "renewDeadline": "2s", "retryPeriod": "500ms"}
+    first = kubesched(leader_elect=True, lease=lease)
+    second = kubesched(leader_elect=True, lease=lease)
+    first.wait_ready()
+    second.wait_ready()
+    for i in range(10):
+        core_v1.create_namespaced_pod(namespace, pod_manifest(f"before-{i}"))
+    for i in range(10):
+        wait_for(lambda i=i: node_of(core_v1, namespace, f"before-{i}"), 20)
+
+    def scheduled(proc):
+        return proc.metric("scheduler_schedule_attempts_total", result="scheduled")
+
+    counts = {id(p): scheduled(p) for p in (first, second)}
+    leader, standby = (first, second) if counts[id(first)] else (second, first)
+    assert scheduled(leader) == 10 and scheduled(standby) == 0
+
+    leader.kill()  # no release: the standby must wait out the lease
+    for i in range(10):
+        core_v1.create_namespaced_pod(namespace, pod_manifest(f"after-{i}"))
+    for i in range(10):
+        wait_for(
+            lambda i=i: node_of(core_v1, namespace, f"after-{i}"),
+            20,
+            what="takeover by the standby",
+        )
+    assert scheduled(standby) == 10  # every pod bound once, by exactly one scheduler
+
+
+def test_sigterm_releases_the_lease_and_exits_cleanly(core_v1, namespace, nodes, kubesched):
+    nodes("labelled", labels={LABEL: "true"})
+    lease = {"leaseDuration": "15s", "renewDeadline": "10s", "retryPeriod": "500ms"}
+    proc = kubesched(leader_elect=True, lease=lease)
+    proc.wait_ready()
+    coordination = client.CoordinationV1Api(core_v1.api_client)
+    wait_for(lambda: proc.metric("leader_election_master_status") == 1, 20, what="leadership")
+    assert proc.terminate() == 0
+    held = coordination.read_namespaced_lease("custom-scheduler", "kube-system")
+    assert not held.spec.holder_identity
