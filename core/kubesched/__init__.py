@@ -4,6 +4,7 @@ The public API for plugin authors and embedders. Everything not listed in ``__al
 and may change.
 """
 
+from . import selectors
 from .backends import BindError, ClusterBackend, InMemoryBackend
 from .cycle_state import CycleState
 from .errors import (
@@ -20,7 +21,6 @@ from .hookspecs import hookimpl
 from .nodeinfo import NodeInfo, pod_requests
 from .objects import Container, Node, ObjectError, Pod, Taint, Toleration
 from .results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
-from . import selectors
 from .snapshot import Snapshot
 from .status import Code, Status
 from .waiting_pods import WaitingPod
