@@ -50,9 +50,18 @@ def seed_config(
     leader_elect: bool = False,
     lease: dict[str, Any] | None = None,
     backoff: tuple[float, float] = (1, 10),
+    fit: bool = False,
 ) -> Path:
-    """deploy/scheduler-config.yaml with leader election and backoff set for a test."""
+    """deploy/scheduler-config.yaml with leader election and backoff set for a test;
+    ``fit`` adds NodeResourcesFit to the profile."""
     config = yaml.safe_load((ROOT / "deploy" / "scheduler-config.yaml").read_text())
+    if fit:
+        points = config["profiles"][0]["plugins"]
+        points["filter"]["enabled"].append({"name": "NodeResourcesFit"})
+        points["preFilter"] = {
+            "enabled": [{"name": "NodeResourcesFit"}],
+            "disabled": [{"name": "*"}],
+        }
     config["leaderElection"] = {
         "leaderElect": leader_elect,
         "resourceNamespace": SA_NAMESPACE,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from kubernetes import client
-
-from .kubesched_process import (
+from kubesched_process import (
     LABEL,
     SA_GROUPS,
     SA_USER,
@@ -119,7 +120,7 @@ def test_health_ready_and_metrics(core_v1, namespace, nodes, kubesched):
     nodes("labelled", labels={LABEL: "true"})
     proc = kubesched()
     proc.wait_ready()
-    assert proc.get("/healthz") == (200, "ok")
+    assert proc.get("/healthz")[0] == 200
     assert proc.get("/readyz")[0] == 200
     assert proc.get("/nope")[0] == 404
     core_v1.create_namespaced_pod(namespace, pod_manifest("p1"))
@@ -187,3 +188,59 @@ def test_sigterm_releases_the_lease_and_exits_cleanly(core_v1, namespace, nodes,
     assert proc.terminate() == 0
     held = coordination.read_namespaced_lease("custom-scheduler", "kube-system")
     assert not held.spec.holder_identity
+
+
+def test_pods_already_bound_count_as_load(core_v1, namespace, nodes, kubesched, tmp_path):
+    """A pod bound by someone else uses the node's cpu: ours does not fit beside it."""
+    nodes("small", labels={LABEL: "true"}, cpu="2")
+    theirs = pod_manifest("theirs", scheduler="someone-else", cpu="1500m")
+    theirs["spec"]["nodeName"] = "small"
+    core_v1.create_namespaced_pod(namespace, theirs)
+    proc = kubesched(fit=True)
+    proc.wait_ready()
+    core_v1.create_namespaced_pod(namespace, pod_manifest("ours", cpu="1"))
+
+    def message():
+        pod = core_v1.read_namespaced_pod("ours", namespace)
+        return next(
+            (c.message for c in pod.status.conditions or () if c.type == "PodScheduled"), None
+        )
+
+    assert wait_for(message, 20) == "0/1 nodes are available: 1 Insufficient cpu."
+    core_v1.delete_namespaced_pod("theirs", namespace, grace_period_seconds=0)
+    assert (
+        wait_for(
+            lambda: node_of(core_v1, namespace, "ours"), 20, what="binding once the load is gone"
+        )
+        == "small"
+    )
+
+
+def test_repeated_failures_are_one_event_with_a_series(core_v1, namespace, nodes, kubesched):
+    nodes("small", labels={LABEL: "true"}, cpu="2")
+    proc = kubesched(backoff=(0.1, 0.2), fit=True)
+    proc.wait_ready()
+    core_v1.create_namespaced_pod(namespace, pod_manifest("stuck", cpu="3"))
+    events = client.EventsV1Api(core_v1.api_client)
+
+    def failed():
+        return [
+            e
+            for e in events.list_namespaced_event(namespace).items
+            if e.reason == "FailedScheduling"
+        ]
+
+    wait_for(failed, 20, what="a FailedScheduling event")
+    # Each deleted pod that held cpu retries the stuck pod; the same message stays one event.
+    for i in range(8):
+        bound = pod_manifest(f"bound-{i}", scheduler="someone-else", cpu="100m")
+        bound["spec"]["nodeName"] = "small"
+        core_v1.create_namespaced_pod(namespace, bound)
+        core_v1.delete_namespaced_pod(f"bound-{i}", namespace, grace_period_seconds=0)
+        time.sleep(0.3)
+    wait_for(
+        lambda: proc.metric("scheduler_schedule_attempts_total", result="unschedulable") >= 5,
+        20,
+        what="retries",
+    )
+    assert len(failed()) == 1
