@@ -28,11 +28,12 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import math
 import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -89,41 +90,31 @@ def _micro_time() -> str:
 
 def _validate(config: LeaderElection, identity: str) -> None:
     """Every problem client-go's ``NewLeaderElector`` would refuse, reported at once."""
-    errors: list[str] = []
-    if config.resource_lock != "leases":
-        errors.append(
-            f'leaderElection.resourceLock: "{config.resource_lock}" is not supported; '
-            'use "leases" (a coordination.k8s.io/v1 Lease)'
-        )
-    for field, seconds in (
-        ("leaseDuration", config.lease_duration),
-        ("renewDeadline", config.renew_deadline),
-        ("retryPeriod", config.retry_period),
-    ):
-        if seconds <= 0:
-            errors.append(f"leaderElection.{field}: must be greater than zero, got {seconds:g}s")
-    if 0 < config.lease_duration < 1:
-        errors.append(
-            f"leaderElection.leaseDuration: a Lease holds whole seconds; must be at "
-            f"least 1s, got {config.lease_duration:g}s"
-        )
-    if config.lease_duration <= config.renew_deadline:
-        errors.append(
-            f"leaderElection.leaseDuration: must be greater than renewDeadline "
-            f"({config.renew_deadline:g}s), got {config.lease_duration:g}s"
-        )
-    if config.renew_deadline <= JITTER_FACTOR * config.retry_period:
-        errors.append(
-            f"leaderElection.renewDeadline: must be greater than retryPeriod × "
-            f"{JITTER_FACTOR} ({JITTER_FACTOR * config.retry_period:g}s), "
-            f"got {config.renew_deadline:g}s"
-        )
-    if not config.resource_name:
-        errors.append("leaderElection.resourceName: must not be empty")
-    if not config.resource_namespace:
-        errors.append("leaderElection.resourceNamespace: must not be empty")
+    lease, renew, retry = config.lease_duration, config.renew_deadline, config.retry_period
+    checks = [
+        (
+            config.resource_lock == "leases",
+            f'resourceLock: "{config.resource_lock}" is not supported; use "leases"',
+        ),
+        (lease > 0, f"leaseDuration: must be greater than zero, got {lease:g}s"),
+        (renew > 0, f"renewDeadline: must be greater than zero, got {renew:g}s"),
+        (retry > 0, f"retryPeriod: must be greater than zero, got {retry:g}s"),
+        (not 0 < lease < 1, f"leaseDuration: must be at least 1s (whole seconds), got {lease:g}s"),
+        (
+            lease > renew,
+            f"leaseDuration: must be greater than renewDeadline ({renew:g}s), got {lease:g}s",
+        ),
+        (
+            renew > JITTER_FACTOR * retry,
+            f"renewDeadline: must be greater than retryPeriod × "
+            f"{JITTER_FACTOR} ({JITTER_FACTOR * retry:g}s), got {renew:g}s",
+        ),
+        (bool(config.resource_name), "resourceName: must not be empty"),
+        (bool(config.resource_namespace), "resourceNamespace: must not be empty"),
+    ]
+    errors = [f"leaderElection.{message}" for ok, message in checks if not ok]
     if not identity:
-        errors.append("identity: must not be empty (use e.g. <hostname>_<uuid>)")
+        errors.append("identity: must not be empty (e.g. <hostname>_<uuid>)")
     if errors:
         raise ValueError("invalid leader election settings:\n  " + "\n  ".join(errors))
 
@@ -133,7 +124,10 @@ class LeaderElector:
 
     ``on_started_leading`` runs in a new daemon thread once the Lease is acquired;
     ``on_stopped_leading`` runs in :meth:`run`'s thread when leadership ends, by loss or by
-    ``stop``, and only if leadership had started.
+    ``stop``, and only if leadership had started (client-go calls it in every case). On ``stop``,
+    :meth:`is_leader` turns False before the release is sent; the caller should let in-flight
+    work guarded by the Lease finish first, as client-go's ``ReleaseOnCancel`` asks. One
+    elector runs once: :meth:`run` closes its client when it returns.
 
     Like kube-scheduler, the elector talks to the apiserver through a client of its own, made
     from ``api_client``'s configuration and headers: requests time out after half the renew
@@ -161,7 +155,7 @@ class LeaderElector:
         self._timeout = min(max(config.renew_deadline / 2, 1.0), config.renew_deadline)
         self._lock = threading.Lock()
         # Monotonic instant until which this process may act as leader; 0 when not leading.
-        # Only ever extended by a renewal that completes before it passes (see _renewed).
+        # Only ever extended by a renewal that completes before it passes (see _extend).
         self._leader_until = 0.0
         # client-go's observedRecord / observedRawRecord / observedTime.
         self._observed = _Record()
@@ -208,11 +202,7 @@ class LeaderElector:
         with self._lock:
             self._leader_until = 0.0
         if lost:
-            log.info(
-                "failed to renew lease %s within %gs: stopped leading",
-                self._describe,
-                self._config.renew_deadline,
-            )
+            log.info("failed to renew lease %s in time: stopped leading", self._describe)
         else:
             self._release()
             log.info("stopped leading lease %s: asked to stop", self._describe)
@@ -223,9 +213,9 @@ class LeaderElector:
         """Try until the Lease is ours (True) or ``stop`` is set (False)."""
         while not stop.is_set():
             sent = time.monotonic()
-            acquired = self._try_acquire_or_renew(self._timeout)
+            acquired = self._try_acquire_or_renew(sent + self._config.renew_deadline)
             self._report_transition()
-            if acquired and self._renewed(sent):
+            if acquired and self._extend(sent, acquiring=True):
                 if not stop.is_set():
                     return True
                 # Stopped while this try was in flight: hand the Lease straight back.
@@ -243,20 +233,16 @@ class LeaderElector:
         """Renew every retry period; True when leadership was lost, False when stopped."""
         while True:
             with self._lock:
-                remaining = self._leader_until - time.monotonic()
-            if remaining <= 0:
-                return True
-            if stop.wait(min(self._config.retry_period, remaining)):
+                until = self._leader_until
+            if stop.wait(max(0.0, min(self._config.retry_period, until - time.monotonic()))):
                 return False
-            with self._lock:
-                remaining = self._leader_until - time.monotonic()
-            if remaining <= 0:
-                return True
             sent = time.monotonic()
-            renewed = self._try_acquire_or_renew(min(self._timeout, remaining))
+            if sent >= until:
+                return True
+            renewed = self._try_acquire_or_renew(until)
             self._report_transition()
             if renewed:
-                if not self._renewed(sent):
+                if not self._extend(sent, acquiring=False):
                     return True
                 log.debug("successfully renewed lease %s", self._describe)
             elif self.holder not in ("", self._identity):
@@ -264,21 +250,25 @@ class LeaderElector:
                     self._leader_until = 0.0
                 return True
 
-    def _renewed(self, sent: float) -> bool:
-        """Extend leadership after a successful write sent at ``sent``; False if it came too late.
+    def _extend(self, sent: float, *, acquiring: bool) -> bool:
+        """Lead until ``renew_deadline`` after ``sent``, when a write sent then succeeded.
 
-        Checked and set under the lock that :meth:`is_leader` takes, so once ``is_leader`` has
-        answered False for this term no late response can turn it back to True.
+        False, leaving leadership as it is, when the answer came too late: after that deadline,
+        or (renewing) after the current term already ended. Checked and set under the lock that
+        :meth:`is_leader` takes, so once it has answered False for a term no late response can
+        turn it back to True.
         """
         with self._lock:
             now = time.monotonic()
-            if self._leader_until and now >= self._leader_until:
+            until = sent + self._config.renew_deadline
+            if now >= until or (not acquiring and now >= self._leader_until):
                 return False
-            self._leader_until = sent + self._config.renew_deadline
-            return now < self._leader_until
+            self._leader_until = until
+            return True
 
     # -- client-go's tryAcquireOrRenew and release ---------------------------------------------
-    def _try_acquire_or_renew(self, timeout: float) -> bool:
+    def _try_acquire_or_renew(self, deadline: float) -> bool:
+        """client-go's ``tryAcquireOrRenew``; no request outlives the monotonic ``deadline``."""
         now = _micro_time()
         record = _Record(
             holder_identity=self._identity,
@@ -287,34 +277,28 @@ class LeaderElector:
             renew_time=now,
         )
         # 1. The leader's fast path: update the cached object, assuming it is still current.
-        if self._holds_valid_lease() and self._lease is not None:
+        if self.holder == self._identity and self._lease_valid() and self._lease is not None:
             observed = self._observed
-            fast = _Record(
-                record.holder_identity,
-                record.lease_duration_seconds,
-                observed.acquire_time,
-                now,
-                observed.leader_transitions,
+            fast = replace(
+                record,
+                acquire_time=observed.acquire_time,
+                leader_transitions=observed.leader_transitions,
             )
             try:
-                self._update(fast, timeout)
+                self._update(fast, deadline)
                 return True
             except Exception as e:  # any failure falls back to the slow path
-                log.warning(
-                    "failed to update lease %s optimistically, falling back to the slow path: %s",
-                    self._describe,
-                    _brief(e),
-                )
+                log.warning("optimistic renewal of %s failed: %s", self._describe, _brief(e))
 
         # 2. Read the Lease, or create it when it does not exist.
         try:
-            lease = self._request("GET", _LEASE_PATH, None, timeout)
+            lease = self._request("GET", _LEASE_PATH, None, deadline)
         except client.ApiException as e:
             if e.status != 404:
                 log.warning("error retrieving lease %s: %s", self._describe, _brief(e))
                 return False
             try:
-                self._lease = self._request("POST", _LEASES_PATH, self._body(record), timeout)
+                self._lease = self._request("POST", _LEASES_PATH, self._body(record), deadline)
             except Exception as e:
                 log.warning("error initially creating lease %s: %s", self._describe, _brief(e))
                 return False
@@ -329,37 +313,22 @@ class LeaderElector:
         # 3. Has the record changed since last seen? Expiry counts from when it last did.
         if current != self._observed or not self._observed_time:
             self._set_observed(current)
-        if (
-            current.holder_identity
-            and self._lease_valid()
-            and current.holder_identity != self._identity
-        ):
-            log.debug(
-                "lease %s is held by %s and has not yet expired",
-                self._describe,
-                current.holder_identity,
-            )
+        holder = current.holder_identity
+        if holder and holder != self._identity and self._lease_valid():
+            log.debug("lease %s is held by %s, not yet expired", self._describe, holder)
             return False
 
         # 4. Take over or renew: a renewal keeps acquireTime and the transition count.
-        if current.holder_identity == self._identity:
-            record = _Record(
-                record.holder_identity,
-                record.lease_duration_seconds,
-                current.acquire_time,
-                now,
-                current.leader_transitions,
+        if holder == self._identity:
+            record = replace(
+                record,
+                acquire_time=current.acquire_time,
+                leader_transitions=current.leader_transitions,
             )
         else:
-            record = _Record(
-                record.holder_identity,
-                record.lease_duration_seconds,
-                now,
-                now,
-                current.leader_transitions + 1,
-            )
+            record = replace(record, leader_transitions=current.leader_transitions + 1)
         try:
-            self._update(record, timeout)
+            self._update(record, deadline)
         except Exception as e:  # a 409 means another candidate won this round
             log.warning("failed to update lease %s: %s", self._describe, _brief(e))
             return False
@@ -375,7 +344,7 @@ class LeaderElector:
         now = _micro_time()
         record = _Record("", 1, now, now, transitions)
         try:
-            self._update(record, self._timeout)
+            self._update(record, math.inf)
         except Exception as e:
             log.error("failed to release lease %s: %s", self._describe, _brief(e))
             return
@@ -388,14 +357,10 @@ class LeaderElector:
             self._observed_time = time.monotonic()
 
     def _lease_valid(self) -> bool:
+        """client-go's ``isLeaseValid``: the observed record changed within its duration."""
         with self._lock:
             duration = self._observed.lease_duration_seconds
             return self._observed_time + duration > time.monotonic()
-
-    def _holds_valid_lease(self) -> bool:
-        with self._lock:
-            held = self._observed.holder_identity == self._identity
-        return held and self._lease_valid()
 
     def _report_transition(self) -> None:
         holder = self.holder
@@ -404,12 +369,12 @@ class LeaderElector:
             log.info("new leader elected for lease %s: %s", self._describe, holder)
 
     # -- requests ------------------------------------------------------------------------------
-    def _update(self, record: _Record, timeout: float) -> None:
+    def _update(self, record: _Record, deadline: float) -> None:
         if self._lease is None:
             raise RuntimeError("lease not initialized: read or create it first")
         body = dict(self._lease)
         body["spec"] = record.to_spec()
-        self._lease = self._request("PUT", _LEASE_PATH, body, timeout)
+        self._lease = self._request("PUT", _LEASE_PATH, body, deadline)
         self._set_observed(record)
 
     def _body(self, record: _Record) -> dict[str, Any]:
@@ -424,15 +389,19 @@ class LeaderElector:
         }
 
     def _request(
-        self, method: str, path: str, body: dict[str, Any] | None, timeout: float
+        self, method: str, path: str, body: dict[str, Any] | None, deadline: float
     ) -> dict[str, Any]:
-        """One call to the Lease API; the decoded object, or ``ApiException`` for non-2xx.
+        """One call to the Lease API, cut off at ``deadline`` (monotonic) and after the request
+        timeout; the decoded object, or ``ApiException`` for non-2xx.
 
         The typed ``CoordinationV1Api`` methods re-validate a body into ``V1Lease`` and write
         MicroTime fields with ``datetime.isoformat()``, which drops the fraction when the
         microseconds are zero; the apiserver refuses that (400, "cannot parse ... as .000000").
         Writing the JSON ourselves keeps the exact ``MicroTime`` form.
         """
+        timeout = min(self._timeout, deadline - time.monotonic())
+        if timeout < 0.01:
+            raise TimeoutError("the renew deadline has passed")
         method, url, headers, payload, post = self._api.param_serialize(
             method=method,
             resource_path=path,
@@ -444,9 +413,7 @@ class LeaderElector:
             body=body,
             auth_settings=["BearerToken"],
         )
-        response = self._api.call_api(
-            method, url, headers, payload, post, _request_timeout=max(timeout, 0.05)
-        )
+        response = self._api.call_api(method, url, headers, payload, post, _request_timeout=timeout)
         data = response.read()
         if not 200 <= response.status <= 299:
             raise client.ApiException(http_resp=response)

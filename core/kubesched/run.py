@@ -87,7 +87,11 @@ class Service:
         self.scheduler = Scheduler(self.config, self.backend, self.registry, metrics=self.metrics)
         self.scheduler.on_attempt = self._observe
         self.server = HealthServer(
-            options.address, options.port, ready=self._ready, metrics=self._render_metrics
+            options.address,
+            options.port,
+            ready=self._ready,
+            metrics=self._render_metrics,
+            reason=lambda: "informer caches are not synced yet",
         )
         self.stop = threading.Event()
         #: Set only after in-flight bindings finished: then the elector releases the Lease.

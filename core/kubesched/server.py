@@ -88,6 +88,8 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     # Probes must not fail because a previous instance left the port in TIME_WAIT.
     allow_reuse_address = True
+    # socketserver's default backlog of 5 makes a burst of probes wait for SYN retries.
+    request_queue_size = 128
 
     def __init__(
         self,
