@@ -175,7 +175,7 @@ class SchedulingAlgorithm:
             if info is not None and (
                 result is None or info.name in (result.node_names or ()) or result.all_nodes()
             ):
-                if fw.run_filter(state, pod, info) is None:
+                if fw.run_filter_with_nominated_pods(state, pod, info) is None:
                     return [info], diagnosis
         nodes = all_nodes
         if result is not None and not result.all_nodes():
@@ -188,8 +188,9 @@ class SchedulingAlgorithm:
             diagnosis.unschedulable_plugins.update(narrowing)
         started = time.perf_counter()
         feasible = self._filter(fw, state, pod, nodes, diagnosis)
-        self._observed("Filter", fw, started,
-                       Status.success() if feasible else Status(Code.UNSCHEDULABLE))
+        self._observed(
+            "Filter", fw, started, Status.success() if feasible else Status(Code.UNSCHEDULABLE)
+        )
         return feasible, diagnosis
 
     def _filter(
@@ -219,7 +220,10 @@ class SchedulingAlgorithm:
         feasible: list[NodeInfo] = []
         start = self.next_start_node_index % total
         processed = 0
-        run_filter = fw.run_filter
+        # Nominated pods (preemption) are rare: only then pay for the per-node check.
+        run_filter = (
+            fw.run_filter_with_nominated_pods if fw.handle.has_nominated_pods() else fw.run_filter
+        )
         statuses = diagnosis.node_to_status
         for offset in range(total):
             info = nodes[(start + offset) % total]

@@ -92,6 +92,9 @@ class Framework:
             )
         score_order = [(c.plugin, c.weight) for c in self._calls["score"]]
         self._calls["normalize_score"] = self._ordered_calls("normalize_score", score_order)
+        pre_filter_order = [(c.plugin, 1) for c in self._calls["pre_filter"]]
+        for extension in ("pre_filter_add_pod", "pre_filter_remove_pod"):
+            self._calls[extension] = self._ordered_calls(extension, pre_filter_order)
         reserve_order = [(c.plugin, 1) for c in self._calls["reserve"]]
         # Unreserve runs in reverse order of Reserve (kube-scheduler's rule).
         self._calls["unreserve"] = self._ordered_calls("unreserve", reserve_order[::-1])
@@ -99,6 +102,7 @@ class Framework:
             "events_to_register", [(name, 1) for name in self.plugins]
         )
         self._score_weights = {c.plugin: c.weight for c in self._calls["score"]}
+        handle.framework = self
 
     # -- construction --------------------------------------------------------------------------
     def _build_plugin(self, name: str, registry: Registry, errors: list[FieldError]) -> None:
@@ -266,6 +270,64 @@ class Framework:
             if not status.is_success():
                 return status
         return None
+
+    def _run_pre_filter_extension(
+        self, hook: str, point: str, state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo
+    ) -> Status:
+        for c in self._calls[hook]:
+            if c.plugin in state.skip_filter_plugins:
+                continue
+            try:
+                status = self._status(c.call(state, pod, other, node_info), c.plugin, point)
+            except Exception as exc:
+                return self._crash(point, c.plugin, exc)
+            if not status.is_success():
+                return status
+        return Status.success()
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status:
+        """Every PreFilter plugin's state updated as if ``pod_to_add`` ran on the node."""
+        return self._run_pre_filter_extension(
+            "pre_filter_add_pod", "AddPod", state, pod, pod_to_add, node_info
+        )
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status:
+        """Every PreFilter plugin's state updated as if ``pod_to_remove`` were gone."""
+        return self._run_pre_filter_extension(
+            "pre_filter_remove_pod", "RemovePod", state, pod, pod_to_remove, node_info
+        )
+
+    def run_filter_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        """Filter, respecting pods nominated to this node with at least the pod's priority.
+
+        As kube-scheduler does: if such pods exist, the filters must pass both with them added
+        (they will take their room) and without them (they may not come, and inter-pod
+        affinity must not depend on them).
+        """
+        nominated = [
+            other
+            for other in self.handle.nominated_pods_for_node(node_info.name)
+            if other.uid != pod.uid and other.priority >= pod.priority
+        ]
+        if not nominated:
+            return self.run_filter(state, pod, node_info)
+        state_with = state.clone()
+        info_with = node_info.clone()
+        for other in nominated:
+            info_with.add_pod(other)
+            status = self.run_pre_filter_extension_add_pod(state_with, pod, other, info_with)
+            if not status.is_success():
+                return status
+        status = self.run_filter(state_with, pod, info_with)
+        if status is not None:
+            return status
+        return self.run_filter(state, pod, node_info)
 
     def run_post_filter(
         self, state: CycleState, pod: Pod, statuses: NodeToStatus

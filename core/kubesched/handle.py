@@ -8,14 +8,17 @@ read objects a plugin needs), the profile's name and its parallelism.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .waiting_pods import WaitingPods
 
 if TYPE_CHECKING:
     from .backends.base import ClusterBackend
+    from .framework import Framework
+    from .objects import Pod
     from .snapshot import Snapshot
+
 
 __all__ = ["Handle"]
 
@@ -38,7 +41,33 @@ class Handle:
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
         self.parallelism = parallelism
         self.rng = rng or random.Random()
+        #: The profile's framework (set when it is built): runs plugins for what-if checks.
+        self.framework: Framework | None = None
+        #: The scheduling queue, which keeps the nominated pods (set by the scheduler).
+        self.nominator: Any = None
 
     def snapshot(self) -> Snapshot:
         """The snapshot the current scheduling cycle reads (nodes with their pods)."""
         return self._snapshot()
+
+    def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
+        """Pods nominated to ``node_name`` by preemption and not yet bound."""
+        if self.nominator is None:
+            return []
+        return list(self.nominator.nominated_pods_for_node(node_name))
+
+    def has_nominated_pods(self) -> bool:
+        """Whether any pod is nominated anywhere (lets Filter skip the per-node check)."""
+        return self.nominator is not None and len(self.nominator) > 0
+
+    def lister(self, kind: str) -> Callable[[], list[Mapping[str, Any]]]:
+        """A function listing the cluster's objects of ``kind`` (e.g. ``PodDisruptionBudget``,
+        ``Namespace``, ``Service``) as raw mappings, kept current by the backend.
+
+        Call it in the plugin's constructor so the backend knows to watch that kind; an empty
+        list when the backend has no such objects.
+        """
+        lister = getattr(self.backend, "lister", None)
+        if lister is None:
+            return list
+        return lister(kind)  # type: ignore[no-any-return]

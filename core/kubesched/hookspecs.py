@@ -68,6 +68,26 @@ def pre_filter(
 
 
 @hookspec
+def pre_filter_add_pod(
+    state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo
+) -> Status | None:
+    """PreFilter extension: update this plugin's cycle state as if ``pod_to_add`` ran on
+    ``node_info``'s node (preemption and nominated pods evaluate such what-ifs).
+
+    Only plugins that keep per-cycle state derived from other pods need it (kube-scheduler's
+    ``PreFilterExtensions.AddPod``). ``None``: done.
+    """
+
+
+@hookspec
+def pre_filter_remove_pod(
+    state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod, node_info: NodeInfo
+) -> Status | None:
+    """PreFilter extension: update this plugin's cycle state as if ``pod_to_remove`` were gone
+    from ``node_info``'s node (a preemption victim). ``None``: done."""
+
+
+@hookspec
 def filter(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
     """Per candidate node: can the pod run here?
 
@@ -180,6 +200,8 @@ EXTENSION_POINTS: dict[str, str] = {
 }
 #: Hooks that belong to a point without being one of a profile's ``plugins`` fields.
 COMPANION_HOOKS: dict[str, str] = {
+    "pre_filter_add_pod": "preFilter",
+    "pre_filter_remove_pod": "preFilter",
     "normalize_score": "score",
     "unreserve": "reserve",
     "events_to_register": "",

@@ -18,7 +18,19 @@ import yaml
 from .errors import ManifestError
 from .objects import Node, ObjectError, Pod
 
-__all__ = ["Cluster", "load_cluster", "parse_cluster"]
+__all__ = ["CONSULTED_KINDS", "Cluster", "load_cluster", "parse_cluster"]
+
+#: Kinds kept for plugins that consult them (through ``Handle.lister``), besides Nodes and Pods.
+CONSULTED_KINDS = frozenset(
+    {
+        "PodDisruptionBudget",
+        "Namespace",
+        "Service",
+        "ReplicaSet",
+        "StatefulSet",
+        "ReplicationController",
+    }
+)
 
 
 @dataclass
@@ -27,6 +39,8 @@ class Cluster:
 
     nodes: list[Node] = field(default_factory=list)
     pods: list[Pod] = field(default_factory=list)
+    #: Objects plugins may consult (PodDisruptionBudgets, Namespaces, Services, …), by kind.
+    objects: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -93,9 +107,12 @@ def parse_cluster(text: str, source: str = "<cluster>") -> Cluster:
             )
             continue
         kind = obj.get("kind")
+        if kind in CONSULTED_KINDS:
+            cluster.objects.setdefault(str(kind), []).append(dict(obj))
+            continue
         if kind not in ("Node", "Pod"):
             cluster.warnings.append(
-                f"{source}: {where}: skipping {_describe(obj)} (only Nodes and Pods are read)"
+                f"{source}: {where}: skipping {_describe(obj)} (not a kind the scheduler reads)"
             )
             continue
         try:

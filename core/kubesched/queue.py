@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .events import ClusterEvent, QueueingHint
+from .nominator import Nominator
 from .objects import Pod
 from .results import QueuedPodInfo
 
@@ -91,10 +92,14 @@ class SchedulingQueue:
         self._seq = itertools.count()
         self._closed = False
         self.scheduling_cycle = 0
+        #: Pods nominated to nodes by preemption (read by Filter through the handle).
+        self.nominator = Nominator()
 
     # -- entering the queue ----------------------------------------------------------------------
     def add(self, pod: Pod) -> None:
         """A new pending pod (or one seen again after a re-list)."""
+        if pod.nominated_node_name:
+            self.nominator.update(pod)
         with self._cond:
             if pod.uid in self._in_flight:
                 self._updated_in_flight[pod.uid] = pod
@@ -189,8 +194,11 @@ class SchedulingQueue:
             if (
                 error
                 or not rejected_by
-                or any(self._helps(info, e.event, e.old, e.new) for e in missed
-                       if not e.target_uid or e.target_uid == uid)
+                or any(
+                    self._helps(info, e.event, e.old, e.new)
+                    for e in missed
+                    if not e.target_uid or e.target_uid == uid
+                )
             ):
                 self._to_backoff_or_active(info)
             else:
@@ -314,6 +322,8 @@ class SchedulingQueue:
     def update(self, old: Pod, new: Pod, event: ClusterEvent) -> None:
         """A pending pod changed: update it, and give a parked pod another chance if the change
         is one its rejectors (or gate) registered for."""
+        if new.nominated_node_name or self.nominator.node_of(new):
+            self.nominator.update(new)
         with self._cond:
             if new.uid in self._in_flight:
                 self._log.append(_LoggedEvent(event, old, new, new.uid))
@@ -327,6 +337,7 @@ class SchedulingQueue:
                 self._move_out_of_pool(parked)
 
     def delete(self, pod: Pod) -> None:
+        self.nominator.remove(pod)
         with self._cond:
             uid = pod.uid
             entry = self._active_by_uid.pop(uid, None)

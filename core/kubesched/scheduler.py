@@ -103,6 +103,8 @@ class Scheduler:
             initial_backoff_seconds=config.pod_initial_backoff_seconds,
             max_backoff_seconds=config.pod_max_backoff_seconds,
         )
+        for framework in self.frameworks.values():
+            framework.handle.nominator = self.queue.nominator
         self.algorithm = SchedulingAlgorithm(config.percentage_of_nodes_to_score, self.rng)
         if metrics is not None:
             self.algorithm.observe = metrics.extension_point
@@ -190,6 +192,7 @@ class Scheduler:
             )
             return True
         node = result.node_name
+        self.queue.nominator.remove(pod)  # scheduled: its nomination (if any) has served
         self.cache.assume_pod(pod, node)
         status = framework.run_reserve(state, pod, node)
         if status.is_success():
@@ -216,7 +219,10 @@ class Scheduler:
             self._nominate(pod, result.nominated_node_name)
 
     def _nominate(self, pod: Pod, node_name: str) -> None:
+        """Record a PostFilter's nomination: the queue keeps the room, the pod tries there first,
+        and the failure report writes ``status.nominatedNodeName``."""
         pod.nominated_node_name = node_name
+        self.queue.nominator.add(pod, node_name)
 
     # -- the binding cycle ---------------------------------------------------------------------
     def _start_binding(

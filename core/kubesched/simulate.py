@@ -73,7 +73,7 @@ def simulate(
 ) -> SimulationResult:
     """Schedule every pending pod that a profile owns; report each one's node or message."""
     clock = VirtualClock()
-    backend = InMemoryBackend(cluster.nodes, cluster.pods)
+    backend = InMemoryBackend(cluster.nodes, cluster.pods, cluster.objects)
     scheduler = Scheduler(config, backend, registry, clock=clock, seed=seed, inline_binding=True)
     try:
         scheduler.start()

@@ -106,10 +106,10 @@ def test_bad_cluster_files_give_one_clear_error_and_exit_2(tmp_path, content, ex
 
 def test_other_kinds_are_skipped_with_a_warning(tmp_path):
     path = tmp_path / "cluster.yaml"
-    path.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\n")
+    path.write_text("apiVersion: v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n")
     result = kubesched("simulate", str(path), "--config", str(SEED_CONFIG), "-o", "json")
     assert result.returncode == 0
-    assert "skipping Service shop/web (only Nodes and Pods are read)" in result.stderr
+    assert "skipping Deployment shop/web (not a kind the scheduler reads)" in result.stderr
 
 
 def test_config_validate_accepts_the_deploy_profile():

@@ -16,9 +16,11 @@ from kubesched import (
     Handle,
     NodeInfo,
     Pod,
+    PostFilterResult,
     PreFilterResult,
     Status,
     hookimpl,
+    pod_requests,
 )
 from kubesched.scheduler import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
 from kubesched.testing.builders import make_node, make_pod
@@ -449,3 +451,91 @@ def test_config_of_profile_keeps_plugins_in_profile_order():
         {"plugins": {"filter": {"enabled": [{"name": "C"}, {"name": "A"}]}}},
     )
     assert [r.name for r in config.profiles[0].plugins["filter"]] == ["C", "A"]
+
+
+class CpuFit:
+    """Filter: the pod's cpu must fit beside what the node already runs (a tiny NodeResourcesFit);
+    its PreFilter extension records what-if pods so the test sees them."""
+
+    added: list[str] = []
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        pass
+
+    @hookimpl
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        want = pod_requests(pod).get("cpu", 0)
+        if node_info.requested.get("cpu", 0) + want > node_info.allocatable.get("cpu", 0):
+            return Status.unschedulable("Insufficient cpu")
+        return None
+
+    @hookimpl
+    def pre_filter(self, state, pod, nodes) -> None:
+        return None
+
+    @hookimpl
+    def pre_filter_add_pod(self, state, pod_to_schedule, pod_to_add, node_info) -> None:
+        CpuFit.added.append(pod_to_add.name)
+
+
+class NominateFirstNode:
+    """PostFilter: nominates n1 (as preemption would after choosing victims there)."""
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        pass
+
+    @hookimpl
+    def post_filter(self, state, pod, filtered_node_status):
+        return PostFilterResult("n1")
+
+
+def test_a_nominated_pod_keeps_its_room_from_lower_priority_pods():
+    CpuFit.added.clear()
+    profile = {
+        "plugins": {
+            "preFilter": {"enabled": [{"name": "CpuFit"}]},
+            "filter": {"enabled": [{"name": "CpuFit"}]},
+        }
+    }
+    node = make_node("n1").capacity(cpu="2").obj()
+    high = make_pod("high").priority(100).req(cpu="2").nominated("n1").obj()
+    low = make_pod("low").priority(1).req(cpu="1").obj()
+    scheduler, backend = make_scheduler(
+        {"CpuFit": CpuFit}, profile, [node], [high, low], start=False
+    )
+    # Only the low pod is queued now; the high one waits for its victims elsewhere.
+    backend.pods.pop(high.uid)
+    scheduler.start()
+    scheduler.queue.nominator.add(high, "n1")
+    run_until_idle(scheduler)
+    assert bound_node(backend, "low") == ""
+    assert backend.conditions["default/low"][1] == "0/1 nodes are available: 1 Insufficient cpu."
+    assert CpuFit.added == ["high"]
+
+
+def test_an_equal_or_lower_priority_nomination_does_not_block():
+    profile = {"plugins": {"filter": {"enabled": [{"name": "CpuFit"}]}}}
+    node = make_node("n1").capacity(cpu="2").obj()
+    nominated = make_pod("other").priority(1).req(cpu="2").obj()
+    pod = make_pod("urgent").priority(50).req(cpu="1").obj()
+    scheduler, backend = make_scheduler({"CpuFit": CpuFit}, profile, [node], [pod])
+    scheduler.queue.nominator.add(nominated, "n1")
+    run_until_idle(scheduler)
+    assert bound_node(backend, "urgent") == "n1"
+
+
+def test_postfilter_nomination_is_recorded_and_reported():
+    profile = {
+        "plugins": {
+            "filter": {"enabled": [{"name": "CpuFit"}]},
+            "postFilter": {"enabled": [{"name": "NominateFirstNode"}]},
+        }
+    }
+    node = make_node("n1").capacity(cpu="1").obj()
+    pod = make_pod("big").req(cpu="2").obj()
+    scheduler, backend = make_scheduler(
+        {"CpuFit": CpuFit, "NominateFirstNode": NominateFirstNode}, profile, [node], [pod]
+    )
+    run_until_idle(scheduler)
+    assert [p.name for p in scheduler.queue.nominator.nominated_pods_for_node("n1")] == ["big"]
+    assert backend.nominations["default/big"] == "n1"

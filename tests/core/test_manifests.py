@@ -106,14 +106,14 @@ def test_objects_keep_their_parsed_fields() -> None:
 
 SKIPPED = [
     (
-        "service",
-        docs(node("n1"), {"kind": "Service", "metadata": {"name": "web", "namespace": "shop"}}),
-        "cluster.yaml: document 2: skipping Service shop/web (only Nodes and Pods are read)",
+        "deployment",
+        docs(node("n1"), {"kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"}}),
+        "cluster.yaml: document 2: skipping Deployment shop/web (not a kind the scheduler reads)",
     ),
     (
         "cluster-scoped",
-        docs({"kind": "Namespace", "metadata": {"name": "shop"}}),
-        "cluster.yaml: document 1: skipping Namespace shop (only Nodes and Pods are read)",
+        docs({"kind": "ClusterRole", "metadata": {"name": "admin"}}),
+        "cluster.yaml: document 1: skipping ClusterRole admin (not a kind the scheduler reads)",
     ),
     (
         "list-item",
@@ -123,12 +123,12 @@ SKIPPED = [
                 "items": [node("n1"), {"kind": "ConfigMap", "metadata": {"name": "c"}}],
             }
         ),
-        "cluster.yaml: document 1 items[1]: skipping ConfigMap c (only Nodes and Pods are read)",
+        "cluster.yaml: document 1 items[1]: skipping ConfigMap c (not a kind the scheduler reads)",
     ),
     (
         "no-kind",
         docs({"metadata": {"name": "mystery"}}),
-        "cluster.yaml: document 1: skipping ? mystery (only Nodes and Pods are read)",
+        "cluster.yaml: document 1: skipping ? mystery (not a kind the scheduler reads)",
     ),
 ]
 
@@ -138,6 +138,15 @@ def test_other_kinds_are_skipped_with_a_warning(text: str, warning: str) -> None
     cluster = parse_cluster(text, SOURCE)
     assert cluster.warnings == [warning]
     assert not cluster.pods
+
+
+def test_kinds_plugins_consult_are_kept_by_kind() -> None:
+    pdb = {"kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "shop"},
+           "spec": {"minAvailable": 1}}
+    namespace = {"kind": "Namespace", "metadata": {"name": "shop", "labels": {"team": "a"}}}
+    cluster = parse_cluster(docs(node("n1"), pdb, namespace), SOURCE)
+    assert cluster.warnings == []
+    assert cluster.objects == {"PodDisruptionBudget": [pdb], "Namespace": [namespace]}
 
 
 # -- errors --------------------------------------------------------------------------------------

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..objects import Node, Pod
 from .base import BindError, EventHandler
@@ -30,9 +31,18 @@ class RecordedEvent:
 class InMemoryBackend:
     """Nodes and pods held in dictionaries; every change is delivered to the handler at once."""
 
-    def __init__(self, nodes: Iterable[Node] = (), pods: Iterable[Pod] = ()) -> None:
+    def __init__(
+        self,
+        nodes: Iterable[Node] = (),
+        pods: Iterable[Pod] = (),
+        objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
+    ) -> None:
         self.nodes: dict[str, Node] = {node.name: node for node in nodes}
         self.pods: dict[str, Pod] = {pod.uid: pod for pod in pods}
+        #: Other objects by kind (PodDisruptionBudget, Namespace, …) for ``lister``.
+        self.objects: dict[str, list[Mapping[str, Any]]] = {
+            kind: list(items) for kind, items in (objects or {}).items()
+        }
         self.events: list[RecordedEvent] = []
         #: pod key -> (reason, message) of its last failed attempt.
         self.conditions: dict[str, tuple[str, str]] = {}
@@ -91,6 +101,10 @@ class InMemoryBackend:
                     f"Successfully assigned {pod.key} to {node_name}",
                 )
             )
+
+    def lister(self, kind: str) -> Callable[[], list[Mapping[str, Any]]]:
+        """Objects of ``kind`` held by this cluster (see ``Handle.lister``)."""
+        return lambda: list(self.objects.get(kind, ()))
 
     def delete_pod(self, pod: Pod) -> None:
         with self._lock:

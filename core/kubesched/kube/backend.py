@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import quote
 
 from ..backends.base import BindError, EventHandler
@@ -21,6 +22,30 @@ from .transport import ApiError, Transport
 __all__ = ["KubernetesBackend"]
 
 log = logging.getLogger(__name__)
+
+#: Where each kind a plugin may consult (``Handle.lister``) is listed and watched.
+KIND_PATHS = {
+    "PodDisruptionBudget": "/apis/policy/v1/poddisruptionbudgets",
+    "Namespace": "/api/v1/namespaces",
+    "Service": "/api/v1/services",
+    "ReplicaSet": "/apis/apps/v1/replicasets",
+    "StatefulSet": "/apis/apps/v1/statefulsets",
+    "ReplicationController": "/api/v1/replicationcontrollers",
+}
+
+
+def _object_key(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def _object_version(obj: dict[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion", ""))
+
+
+def _ignore(*_args: Any) -> None:
+    """Plugins read these objects through listers; no handler needs their events."""
+
 
 #: Terminal pods hold no resources; kube-scheduler's pod informer leaves them out the same way.
 NON_TERMINAL_PODS = "status.phase!=Succeeded,status.phase!=Failed"
@@ -54,8 +79,32 @@ class KubernetesBackend:
         )
         self.nodes: Informer[Node] | None = None
         self.pods: Informer[Pod] | None = None
+        #: Informers for the kinds plugins asked for, started with the others.
+        self.others: dict[str, Informer[dict[str, Any]]] = {}
 
     # -- events in -----------------------------------------------------------------------------
+    def lister(self, kind: str) -> Callable[[], list[dict[str, Any]]]:
+        """Watch ``kind`` from start-up on and list its objects on demand (``Handle.lister``)."""
+        if kind not in KIND_PATHS:
+            raise ValueError(f"cannot list {kind!r}: known kinds are {', '.join(KIND_PATHS)}")
+        informer = self.others.get(kind)
+        if informer is None:
+            informer = self.others[kind] = Informer(
+                self.transport,
+                KIND_PATHS[kind],
+                dict,
+                _object_key,
+                _object_version,
+                _ignore,
+                _ignore,
+                _ignore,
+                watch_seconds=self.watch_seconds,
+                inactivity_seconds=self.inactivity_seconds,
+            )
+            if self.nodes is not None:  # asked for after start: start it now
+                informer.start()
+        return lambda: list(informer.store.values())
+
     def start(self, handler: EventHandler, sync_timeout: float | None = None) -> None:
         """Start both informers; return once both have listed (or ``sync_timeout`` passed)."""
         common = {
@@ -85,20 +134,23 @@ class KubernetesBackend:
             field_selector=NON_TERMINAL_PODS,
             **common,
         )
+        for informer in self.others.values():
+            informer.start()
         # Nodes first, so the first pods find their nodes in the cache.
         self.nodes.start()
         self.nodes.synced.wait(sync_timeout)
         self.pods.start()
         self.pods.synced.wait(sync_timeout)
+        for informer in self.others.values():
+            informer.synced.wait(sync_timeout)
 
     @property
     def synced(self) -> bool:
-        return bool(
-            self.nodes and self.pods and self.nodes.synced.is_set() and self.pods.synced.is_set()
-        )
+        informers = [self.nodes, self.pods, *self.others.values()]
+        return all(i is not None and i.synced.is_set() for i in informers)
 
     def stop(self) -> None:
-        for informer in (self.nodes, self.pods):
+        for informer in (self.nodes, self.pods, *self.others.values()):
             if informer is not None:
                 informer.stop()
         self._status_pool.shutdown(wait=True)
