@@ -32,13 +32,13 @@ def main() -> None:
         f"env_list = lint, core, plugin-{{{factors}}}, e2e, integration\n\n"
         f"[testenv:plugin-{{{factors}}}]\n"
         "description = one plugin with only the core installed\n"
-        "deps =\n    pytest>=8\n    {toxinidir}\n"
-        + "".join(f"    {n}: {{toxinidir}}/plugins/{n}\n" for n in names)
+        "deps =\n    pytest>=8\n    -e {toxinidir}\n"
+        + "".join(f"    {n}: -e {{toxinidir}}/plugins/{n}\n" for n in names)
         + "change_dir =\n"
         + "".join(f"    {n}: {{toxinidir}}/plugins/{n}\n" for n in names)
         + "commands = pytest -q -p no:cacheprovider {posargs} tests\n\n"
         "[all-plugins]\ndeps =\n"
-        + "".join(f"    {{toxinidir}}/plugins/{n}\n" for n in names)
+        + "".join(f"    -e {{toxinidir}}/plugins/{n}\n" for n in names)
     )
     tox.write_text(replace_block(tox.read_text(), block))
     reqs = ROOT / "requirements-dev.txt"

@@ -7,6 +7,7 @@ Cases follow kube-scheduler's ``pkg/scheduler/backend/cache/cache_test.go``.
 from __future__ import annotations
 
 import pytest
+
 from kubesched import Node, Pod, Snapshot
 from kubesched.cache import Cache
 from kubesched.objects import CPU

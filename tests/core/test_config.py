@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from kubesched.config import (
     DEFAULT_PLUGINS,
     DEFAULT_SCHEDULER_NAME,

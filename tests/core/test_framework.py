@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+
 from kubesched import (
     ArgsError,
     ConfigError,

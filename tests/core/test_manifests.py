@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from kubesched import ManifestError
 from kubesched.manifests import load_cluster, parse_cluster
 from kubesched.testing.builders import make_node, make_pod

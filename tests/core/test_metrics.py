@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pytest
+
 from kubesched.metrics import (
     CONTENT_TYPE,
     STATUS_LABELS,

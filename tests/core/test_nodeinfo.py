@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from kubesched import NodeInfo, Pod, pod_requests
 from kubesched.nodeinfo import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST
 from kubesched.objects import CPU, MEMORY

@@ -8,6 +8,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+
 from kubesched.quantity import InvalidQuantity, parse_quantity, to_int, to_milli
 
 INT64_MAX = 2**63 - 1

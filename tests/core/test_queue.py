@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
+
 from kubesched import (
     ActionType,
     ClusterEvent,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from kubesched import FieldError, Node, Pod
 from kubesched.selectors import (
     DOES_NOT_EXIST,

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
+
 from kubesched.metrics import CONTENT_TYPE, SchedulerMetrics
 from kubesched.server import HealthServer
 

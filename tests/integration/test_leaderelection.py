@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from kubernetes import client
+
 from kubesched.config import LeaderElection
 from kubesched.leaderelection import LeaderElector
 from kubesched.testing.controlplane import Cluster, new_api_client

@@ -19,17 +19,42 @@ from ..hookspecs import EXTENSION_POINTS
 from .defaults import MULTI_POINT
 from .types import API_GROUP, ClientConnection, LeaderElection
 
-__all__ = ["DecodedConfig", "PluginConfigSpec", "PluginEntry", "PluginSetSpec", "ProfileSpec",
-           "decode", "parse_duration"]
+__all__ = [
+    "DecodedConfig",
+    "PluginConfigSpec",
+    "PluginEntry",
+    "PluginSetSpec",
+    "ProfileSpec",
+    "decode",
+    "parse_duration",
+]
 
 _V1BETA2 = f"{API_GROUP}/v1beta2"
-_TOP_FIELDS = ("apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
-               "enableProfiling", "enableContentionProfiling", "percentageOfNodesToScore",
-               "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders",
-               "delayCacheUntilActive")
+_TOP_FIELDS = (
+    "apiVersion",
+    "kind",
+    "parallelism",
+    "leaderElection",
+    "clientConnection",
+    "enableProfiling",
+    "enableContentionProfiling",
+    "percentageOfNodesToScore",
+    "podInitialBackoffSeconds",
+    "podMaxBackoffSeconds",
+    "profiles",
+    "extenders",
+    "delayCacheUntilActive",
+)
 _V1BETA2_ONLY_FIELDS = ("healthzBindAddress", "metricsBindAddress")
-_LEADER_ELECTION_FIELDS = ("leaderElect", "leaseDuration", "renewDeadline", "retryPeriod",
-                           "resourceLock", "resourceName", "resourceNamespace")
+_LEADER_ELECTION_FIELDS = (
+    "leaderElect",
+    "leaseDuration",
+    "renewDeadline",
+    "retryPeriod",
+    "resourceLock",
+    "resourceName",
+    "resourceNamespace",
+)
 _CLIENT_CONNECTION_FIELDS = ("kubeconfig", "acceptContentTypes", "contentType", "qps", "burst")
 _PROFILE_FIELDS = ("schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig")
 _PLUGIN_SET_FIELDS = ("enabled", "disabled")
@@ -37,20 +62,43 @@ _PLUGIN_FIELDS = ("name", "weight")
 _PLUGIN_CONFIG_FIELDS = ("name", "args")
 # Extenders are kept as written; their fields are still checked. Field -> expected kind.
 _EXTENDER_FIELDS = {
-    "urlPrefix": "string", "filterVerb": "string", "preemptVerb": "string",
-    "prioritizeVerb": "string", "weight": "integer", "bindVerb": "string",
-    "enableHTTPS": "boolean", "tlsConfig": "tls", "httpTimeout": "duration",
-    "nodeCacheCapable": "boolean", "managedResources": "resources", "ignorable": "boolean",
+    "urlPrefix": "string",
+    "filterVerb": "string",
+    "preemptVerb": "string",
+    "prioritizeVerb": "string",
+    "weight": "integer",
+    "bindVerb": "string",
+    "enableHTTPS": "boolean",
+    "tlsConfig": "tls",
+    "httpTimeout": "duration",
+    "nodeCacheCapable": "boolean",
+    "managedResources": "resources",
+    "ignorable": "boolean",
 }
-_TLS_FIELDS = {"insecure": "boolean", "serverName": "string", "certFile": "string",
-               "keyFile": "string", "caFile": "string", "certData": "string",
-               "keyData": "string", "caData": "string"}
+_TLS_FIELDS = {
+    "insecure": "boolean",
+    "serverName": "string",
+    "certFile": "string",
+    "keyFile": "string",
+    "caFile": "string",
+    "certData": "string",
+    "keyData": "string",
+    "caData": "string",
+}
 _MANAGED_RESOURCE_FIELDS = {"name": "string", "ignoredByScheduler": "boolean"}
 #: Plugin args carry their own type meta in kube files (``kind: NodeResourcesFitArgs``); dropped.
 _ARGS_TYPE_META = ("apiVersion", "kind")
 
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3,
-                   "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "\u00b5s": 1e-6,
+    "\u03bcs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
 _DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
 
 
@@ -155,8 +203,9 @@ class _Decoder:
         self.errors.append(FieldError(path, message))
 
     # -- shapes -----------------------------------------------------------------------------
-    def mapping(self, value: Any, path: str, allowed: Sequence[str],
-                hint: str = "") -> Mapping[str, Any] | None:
+    def mapping(
+        self, value: Any, path: str, allowed: Sequence[str], hint: str = ""
+    ) -> Mapping[str, Any] | None:
         """The mapping with unknown fields reported; ``{}`` for null, ``None`` if not a mapping."""
         if value is None:
             return {}
@@ -207,8 +256,9 @@ class _Decoder:
             return None
         seconds = parse_duration(value) if isinstance(value, str) else None
         if seconds is None:
-            self.error(path, f'must be a duration such as "15s", "1m30s" or "500ms", '
-                             f"got {show(value)}")
+            self.error(
+                path, f'must be a duration such as "15s", "1m30s" or "500ms", got {show(value)}'
+            )
         return seconds
 
     def typed(self, kind: str, value: Any, path: str) -> None:
@@ -257,8 +307,10 @@ class _Decoder:
             for item_path, item in self.items(data["extenders"], "extenders"):
                 self.table(item, item_path, _EXTENDER_FIELDS)
             out.extra["extenders"] = data["extenders"]
-        out.profiles = [self.profile(i, item)
-                        for i, (_, item) in enumerate(self.items(data.get("profiles"), "profiles"))]
+        out.profiles = [
+            self.profile(i, item)
+            for i, (_, item) in enumerate(self.items(data.get("profiles"), "profiles"))
+        ]
         return out
 
     def leader_election(self, value: Any) -> LeaderElection:
@@ -268,13 +320,19 @@ class _Decoder:
         elect = self.boolean(data.get("leaderElect"), "leaderElection.leaderElect")
         if elect is not None:
             out.leader_elect = elect
-        for key, attr in (("leaseDuration", "lease_duration"), ("renewDeadline", "renew_deadline"),
-                          ("retryPeriod", "retry_period")):
+        for key, attr in (
+            ("leaseDuration", "lease_duration"),
+            ("renewDeadline", "renew_deadline"),
+            ("retryPeriod", "retry_period"),
+        ):
             seconds = self.duration(data.get(key), f"leaderElection.{key}")
             if seconds:
                 setattr(out, attr, seconds)
-        for key, attr in (("resourceLock", "resource_lock"), ("resourceName", "resource_name"),
-                          ("resourceNamespace", "resource_namespace")):
+        for key, attr in (
+            ("resourceLock", "resource_lock"),
+            ("resourceName", "resource_name"),
+            ("resourceNamespace", "resource_namespace"),
+        ):
             text = self.string(data.get(key), f"leaderElection.{key}")
             if text:
                 setattr(out, attr, text)
@@ -283,8 +341,11 @@ class _Decoder:
     def client_connection(self, value: Any) -> ClientConnection:
         out = ClientConnection()
         data = self.mapping(value, "clientConnection", _CLIENT_CONNECTION_FIELDS) or {}
-        for key, attr in (("kubeconfig", "kubeconfig"), ("contentType", "content_type"),
-                          ("acceptContentTypes", "accept_content_types")):
+        for key, attr in (
+            ("kubeconfig", "kubeconfig"),
+            ("contentType", "content_type"),
+            ("acceptContentTypes", "accept_content_types"),
+        ):
             text = self.string(data.get(key), f"clientConnection.{key}")
             if text is not None:
                 setattr(out, attr, text)
@@ -305,7 +366,8 @@ class _Decoder:
             data = {}
         out.scheduler_name = self.string(data.get("schedulerName"), f"{path}.schedulerName")
         out.percentage_of_nodes_to_score = self.integer(
-            data.get("percentageOfNodesToScore"), f"{path}.percentageOfNodesToScore")
+            data.get("percentageOfNodesToScore"), f"{path}.percentageOfNodesToScore"
+        )
         out.plugins = self.plugins(data.get("plugins"), f"{path}.plugins")
         out.plugin_config = self.plugin_config(data.get("pluginConfig"), f"{path}.pluginConfig")
         return out
@@ -319,8 +381,9 @@ class _Decoder:
             points.append(MULTI_POINT)
         data = self.mapping(value, path, points, hint) or {}
         sets = {MULTI_POINT: PluginSetSpec()}
-        sets.update({point: self.plugin_set(data.get(point), child(path, point))
-                     for point in points})
+        sets.update(
+            {point: self.plugin_set(data.get(point), child(path, point)) for point in points}
+        )
         return sets
 
     def plugin_set(self, value: Any, path: str) -> PluginSetSpec:
@@ -332,8 +395,11 @@ class _Decoder:
                 continue
             first = next((e for e in out.enabled if e.name == entry.name), None)
             if first is not None:  # kube-scheduler: "already registered"
-                self.error(item_path, f'duplicate plugin "{entry.name}"; already enabled at '
-                                      f"{first.path.rsplit('.', 1)[-1]}")
+                self.error(
+                    item_path,
+                    f'duplicate plugin "{entry.name}"; already enabled at '
+                    f"{first.path.rsplit('.', 1)[-1]}",
+                )
                 continue
             out.enabled.append(entry)
         for item_path, item in self.items(data.get("disabled"), f"{path}.disabled"):
@@ -367,8 +433,9 @@ class _Decoder:
                 continue
             name = self.string(data.get("name"), f"{item_path}.name")
             if data.get("name") in (None, ""):
-                self.error(f"{item_path}.name", "required: the name of the plugin these args "
-                                                "configure")
+                self.error(
+                    f"{item_path}.name", "required: the name of the plugin these args configure"
+                )
             args = data.get("args")
             if args is None:
                 args = {}

@@ -43,16 +43,42 @@ DEFAULT_PLUGINS: list[PluginRef] = [
 _V1BETA2_DEFAULTS: dict[str, list[PluginRef]] = {
     "preEnqueue": [PluginRef("SchedulingGates")],
     "queueSort": [PluginRef("PrioritySort")],
-    "preFilter": [PluginRef(name) for name in (
-        "NodeResourcesFit", "NodePorts", "VolumeRestrictions", "PodTopologySpread",
-        "InterPodAffinity", "VolumeBinding", "VolumeZone", "NodeAffinity", "TaintToleration")],
-    "filter": [PluginRef(name) for name in (
-        "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-        "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
-        "VolumeZone", "PodTopologySpread", "InterPodAffinity")],
+    "preFilter": [
+        PluginRef(name)
+        for name in (
+            "NodeResourcesFit",
+            "NodePorts",
+            "VolumeRestrictions",
+            "PodTopologySpread",
+            "InterPodAffinity",
+            "VolumeBinding",
+            "VolumeZone",
+            "NodeAffinity",
+            "TaintToleration",
+        )
+    ],
+    "filter": [
+        PluginRef(name)
+        for name in (
+            "NodeUnschedulable",
+            "NodeName",
+            "TaintToleration",
+            "NodeAffinity",
+            "NodePorts",
+            "NodeResourcesFit",
+            "VolumeRestrictions",
+            "NodeVolumeLimits",
+            "VolumeBinding",
+            "VolumeZone",
+            "PodTopologySpread",
+            "InterPodAffinity",
+        )
+    ],
     "postFilter": [PluginRef("DefaultPreemption")],
-    "preScore": [PluginRef(name) for name in (
-        "InterPodAffinity", "PodTopologySpread", "TaintToleration", "NodeAffinity")],
+    "preScore": [
+        PluginRef(name)
+        for name in ("InterPodAffinity", "PodTopologySpread", "TaintToleration", "NodeAffinity")
+    ],
     "score": [
         PluginRef("NodeResourcesBalancedAllocation", 1),
         PluginRef("ImageLocality", 1),

@@ -30,13 +30,15 @@ class _StrictLoader(yaml.SafeLoader):
                 break
             if duplicate:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {show(key)}", key_node.start_mark)
+                    None, None, f"duplicate key {show(key)}", key_node.start_mark
+                )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
 
-def load_config(source: str | os.PathLike[str] | None,
-                registry: Registry) -> SchedulerConfiguration:
+def load_config(
+    source: str | os.PathLike[str] | None, registry: Registry
+) -> SchedulerConfiguration:
     """The configuration in the YAML file ``source``, or the defaults when ``source`` is ``None``.
 
     Raises :class:`~kubesched.ConfigError` naming the file for a file that cannot be read, invalid
@@ -51,14 +53,22 @@ def load_config(source: str | os.PathLike[str] | None,
     except FileNotFoundError:
         raise ConfigError([FieldError("", "cannot read the file: no such file")], name) from None
     except IsADirectoryError:
-        raise ConfigError([FieldError("", "cannot read the file: it is a directory")],
-                          name) from None
+        raise ConfigError(
+            [FieldError("", "cannot read the file: it is a directory")], name
+        ) from None
     except UnicodeDecodeError as exc:
-        raise ConfigError([FieldError("", f"cannot read the file: not UTF-8 text ({exc.reason} "
-                                          f"at byte {exc.start})")], name) from None
+        raise ConfigError(
+            [
+                FieldError(
+                    "", f"cannot read the file: not UTF-8 text ({exc.reason} at byte {exc.start})"
+                )
+            ],
+            name,
+        ) from None
     except OSError as exc:
-        raise ConfigError([FieldError("", f"cannot read the file: {exc.strerror or exc}")],
-                          name) from None
+        raise ConfigError(
+            [FieldError("", f"cannot read the file: {exc.strerror or exc}")], name
+        ) from None
     try:
         data = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:
@@ -69,8 +79,10 @@ def load_config(source: str | os.PathLike[str] | None,
     except yaml.YAMLError as exc:
         raise ConfigError([FieldError("", f"invalid YAML: {exc}")], name) from None
     if data is None:
-        raise ConfigError([FieldError("", f"the file is empty; expected a {KIND} "
-                                          f"(apiVersion: {API_VERSION})")], name)
+        raise ConfigError(
+            [FieldError("", f"the file is empty; expected a {KIND} (apiVersion: {API_VERSION})")],
+            name,
+        )
     return parse_config(data, registry, source=name)
 
 
@@ -80,8 +92,9 @@ def parse_config(data: Any, registry: Registry, source: str = "") -> SchedulerCo
     Raises :class:`~kubesched.ConfigError` listing every problem found, each at its field path.
     """
     if not isinstance(data, Mapping):
-        raise ConfigError([FieldError("", f"must be a mapping (a {KIND}), got {show(data)}")],
-                          source)
+        raise ConfigError(
+            [FieldError("", f"must be a mapping (a {KIND}), got {show(data)}")], source
+        )
     errors: list[FieldError] = []
     warnings: list[str] = []
     api_version = data.get("apiVersion")
@@ -91,8 +104,13 @@ def parse_config(data: Any, registry: Registry, source: str = "") -> SchedulerCo
     elif api_version is None:
         errors.append(FieldError("apiVersion", f"required: {API_VERSION}"))
     elif api_version not in accepted:
-        errors.append(FieldError("apiVersion", f"unsupported {show(api_version)}; use "
-                                               f"{API_VERSION} (or {', '.join(accepted[1:])})"))
+        errors.append(
+            FieldError(
+                "apiVersion",
+                f"unsupported {show(api_version)}; use "
+                f"{API_VERSION} (or {', '.join(accepted[1:])})",
+            )
+        )
     kind = data.get("kind")
     if kind != KIND:
         got = "none" if kind is None else show(kind)
@@ -113,5 +131,6 @@ def default_config(registry: Registry) -> SchedulerConfiguration:
     Raises :class:`~kubesched.ConfigError` when an installed default plugin cannot be loaded, or
     the installed ones leave the profile without a queueSort or bind plugin.
     """
-    return parse_config({"apiVersion": API_VERSION, "kind": KIND}, registry,
-                        source="built-in defaults")
+    return parse_config(
+        {"apiVersion": API_VERSION, "kind": KIND}, registry, source="built-in defaults"
+    )

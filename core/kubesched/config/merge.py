@@ -52,15 +52,19 @@ def merge_plugin_set(defaults: Sequence[PluginRef], custom: PluginSetSpec) -> Me
     return MergedSet(enabled=enabled, disabled=disabled)
 
 
-def merge_plugins(defaults: Mapping[str, Sequence[PluginRef]],
-                  custom: Mapping[str, PluginSetSpec]) -> dict[str, MergedSet]:
+def merge_plugins(
+    defaults: Mapping[str, Sequence[PluginRef]], custom: Mapping[str, PluginSetSpec]
+) -> dict[str, MergedSet]:
     """``merge_plugin_set`` for ``multiPoint`` and every extension point."""
-    return {key: merge_plugin_set(defaults.get(key, ()), custom.get(key, PluginSetSpec()))
-            for key in (MULTI_POINT, *EXTENSION_POINTS)}
+    return {
+        key: merge_plugin_set(defaults.get(key, ()), custom.get(key, PluginSetSpec()))
+        for key in (MULTI_POINT, *EXTENSION_POINTS)
+    }
 
 
-def expand_multi_point(merged: Mapping[str, MergedSet],
-                       points_of: Callable[[str], Collection[str]]) -> dict[str, list[PluginRef]]:
+def expand_multi_point(
+    merged: Mapping[str, MergedSet], points_of: Callable[[str], Collection[str]]
+) -> dict[str, list[PluginRef]]:
     """Every extension point's plugins in run order, multiPoint plugins placed where they belong.
 
     At each point: plugins named both there and in multiPoint ("overrides", the specific entry's
@@ -87,8 +91,11 @@ def expand_multi_point(merged: Mapping[str, MergedSet],
                 overrides.add(entry.name)
             elif all(e.name != entry.name for e in expanded):
                 expanded.append(entry)
-        ordered = ([e for e in specific if e.name in overrides] + expanded
-                   + [e for e in specific if e.name not in overrides])
+        ordered = (
+            [e for e in specific if e.name in overrides]
+            + expanded
+            + [e for e in specific if e.name not in overrides]
+        )
         result[point] = [_ref(point, entry) for entry in ordered]
     return result
 

@@ -45,8 +45,13 @@ class _Resolver:
 
 
 class _ProfileBuilder:
-    def __init__(self, resolver: _Resolver, defaults: dict[str, list[PluginRef]],
-                 errors: list[FieldError], warnings: list[str]) -> None:
+    def __init__(
+        self,
+        resolver: _Resolver,
+        defaults: dict[str, list[PluginRef]],
+        errors: list[FieldError],
+        warnings: list[str],
+    ) -> None:
         self.resolver = resolver
         self.defaults = defaults
         self.errors = errors
@@ -59,14 +64,26 @@ class _ProfileBuilder:
         if name is None and single:
             name = DEFAULT_SCHEDULER_NAME
         if not name and not spec.malformed:
-            self.errors.append(FieldError(f"{spec.path}.schedulerName", "required: the name pods "
-                                          "select this profile by, in spec.schedulerName"))
+            self.errors.append(
+                FieldError(
+                    f"{spec.path}.schedulerName",
+                    "required: the name pods select this profile by, in spec.schedulerName",
+                )
+            )
         percentage = spec.percentage_of_nodes_to_score
         if percentage is not None and not 0 <= percentage <= 100:
-            self.errors.append(FieldError(f"{spec.path}.percentageOfNodesToScore",
-                                          f"must be in the range [0, 100], got {percentage}"))
-        profile = Profile(scheduler_name=name or "", plugins=self.plugins(spec),
-                          percentage_of_nodes_to_score=percentage, index=spec.index)
+            self.errors.append(
+                FieldError(
+                    f"{spec.path}.percentageOfNodesToScore",
+                    f"must be in the range [0, 100], got {percentage}",
+                )
+            )
+        profile = Profile(
+            scheduler_name=name or "",
+            plugins=self.plugins(spec),
+            percentage_of_nodes_to_score=percentage,
+            index=spec.index,
+        )
         self.check_points(profile, spec)
         self.plugin_config(profile, spec)
         return profile
@@ -84,12 +101,17 @@ class _ProfileBuilder:
             plugin_set.enabled = kept
         return expand_multi_point(merged, self.resolver.implemented)
 
-    def usable(self, spec: ProfileSpec, key: str, entry: PluginEntry,
-               failed_defaults: set[str]) -> bool:
+    def usable(
+        self, spec: ProfileSpec, key: str, entry: PluginEntry, failed_defaults: set[str]
+    ) -> bool:
         """Whether an entry can run at ``key``; reports why not when the user wrote it."""
         if entry.name not in self.resolver.registry:
-            self.errors.append(FieldError(entry.path, f'unknown plugin "{entry.name}"; '
-                                                      f"installed: {self.resolver.installed()}"))
+            self.errors.append(
+                FieldError(
+                    entry.path,
+                    f'unknown plugin "{entry.name}"; installed: {self.resolver.installed()}',
+                )
+            )
             return False
         points = self.resolver.points(entry.name)
         if isinstance(points, PluginLoadError):
@@ -97,42 +119,64 @@ class _ProfileBuilder:
                 self.errors.append(FieldError(entry.path, str(points)))
             elif entry.name not in failed_defaults:
                 failed_defaults.add(entry.name)
-                self.errors.append(FieldError(
-                    f"{spec.path}.plugins", f"{points} (a default plugin: reinstall it, or "
-                    f"disable it under {spec.path}.plugins.{MULTI_POINT}.disabled)"))
+                self.errors.append(
+                    FieldError(
+                        f"{spec.path}.plugins",
+                        f"{points} (a default plugin: reinstall it, or "
+                        f"disable it under {spec.path}.plugins.{MULTI_POINT}.disabled)",
+                    )
+                )
             return False
         if key == MULTI_POINT or key in points:
             return True
         # kube-scheduler lists v1beta2's defaults per point; an installed plugin may implement
         # fewer points than kube-scheduler's plugin of that name does.
         if not entry.is_default:
-            self.errors.append(FieldError(entry.path, f'plugin "{entry.name}" does not implement '
-                                                      f"{key}; it implements: {', '.join(points)}"))
+            self.errors.append(
+                FieldError(
+                    entry.path,
+                    f'plugin "{entry.name}" does not implement '
+                    f"{key}; it implements: {', '.join(points)}",
+                )
+            )
         return False
 
     def check_points(self, profile: Profile, spec: ProfileSpec) -> None:
         queue_sort = [ref.name for ref in profile.plugins["queueSort"]]
         if len(queue_sort) != 1:
             got = f"{len(queue_sort)}: {', '.join(queue_sort)}" if queue_sort else "none"
-            self.errors.append(FieldError(
-                f"{spec.path}.plugins.queueSort",
-                f"exactly one queueSort plugin must be enabled, got {got}"))
+            self.errors.append(
+                FieldError(
+                    f"{spec.path}.plugins.queueSort",
+                    f"exactly one queueSort plugin must be enabled, got {got}",
+                )
+            )
         if not profile.plugins["bind"]:
-            self.errors.append(FieldError(f"{spec.path}.plugins.bind", "at least one bind plugin "
-                                          "is needed (e.g. DefaultBinder)"))
+            self.errors.append(
+                FieldError(
+                    f"{spec.path}.plugins.bind",
+                    "at least one bind plugin is needed (e.g. DefaultBinder)",
+                )
+            )
 
     def plugin_config(self, profile: Profile, spec: ProfileSpec) -> None:
         used = profile.plugin_names()
         first_path: dict[str, str] = {}
         for config in spec.plugin_config:
             if config.name in first_path:
-                self.errors.append(FieldError(f"{config.path}.name", f'duplicate "{config.name}" '
-                                              f"(first at {first_path[config.name]})"))
+                self.errors.append(
+                    FieldError(
+                        f"{config.path}.name",
+                        f'duplicate "{config.name}" (first at {first_path[config.name]})',
+                    )
+                )
                 continue
             first_path[config.name] = config.path.rsplit(".", 1)[-1]
             if config.name not in used:
-                self.warnings.append(f'{config.path}: plugin "{config.name}" is not enabled in '
-                                     f"this profile; its args are ignored")
+                self.warnings.append(
+                    f'{config.path}: plugin "{config.name}" is not enabled in '
+                    f"this profile; its args are ignored"
+                )
                 continue
             profile.plugin_args[config.name] = config.args
             profile.args_paths[config.name] = f"{config.path}.args"
@@ -147,9 +191,13 @@ def _check_profiles(profiles: Sequence[Profile], errors: list[FieldError]) -> No
         if not profile.scheduler_name:
             continue
         if profile.scheduler_name in first_index:
-            errors.append(FieldError(f"profiles[{profile.index}].schedulerName",
-                                     f'duplicate "{profile.scheduler_name}" (first used by '
-                                     f"profiles[{first_index[profile.scheduler_name]}])"))
+            errors.append(
+                FieldError(
+                    f"profiles[{profile.index}].schedulerName",
+                    f'duplicate "{profile.scheduler_name}" (first used by '
+                    f"profiles[{first_index[profile.scheduler_name]}])",
+                )
+            )
         else:
             first_index[profile.scheduler_name] = profile.index
     # One queue serves every profile, so they must agree on how it is sorted.
@@ -158,14 +206,21 @@ def _check_profiles(profiles: Sequence[Profile], errors: list[FieldError]) -> No
     for profile in profiles[1:]:
         names = [ref.name for ref in profile.plugins["queueSort"]]
         if names != canon:
-            errors.append(FieldError(
-                f"profiles[{profile.index}].plugins.queueSort",
-                f"must be the same for all profiles; profiles[0] uses {_names(canon)}, this "
-                f"profile uses {_names(names)}"))
+            errors.append(
+                FieldError(
+                    f"profiles[{profile.index}].plugins.queueSort",
+                    f"must be the same for all profiles; profiles[0] uses {_names(canon)}, this "
+                    f"profile uses {_names(names)}",
+                )
+            )
         elif len(names) == 1 and profile.plugin_args.get(names[0], {}) != canon_args:
-            errors.append(FieldError(
-                profile.args_paths[names[0]], f'queueSort must be the same for all profiles; the '
-                f'args of "{names[0]}" differ from profiles[0]\'s'))
+            errors.append(
+                FieldError(
+                    profile.args_paths[names[0]],
+                    f"queueSort must be the same for all profiles; the "
+                    f'args of "{names[0]}" differ from profiles[0]\'s',
+                )
+            )
 
 
 def _names(names: Iterable[str]) -> str:
@@ -179,30 +234,40 @@ def _check_top_level(config: DecodedConfig, errors: list[FieldError]) -> None:
     if config.parallelism <= 0:
         fail("parallelism", f"must be greater than 0, got {config.parallelism}")
     if not 0 <= config.percentage_of_nodes_to_score <= 100:
-        fail("percentageOfNodesToScore",
-             f"must be in the range [0, 100], got {config.percentage_of_nodes_to_score}")
+        fail(
+            "percentageOfNodesToScore",
+            f"must be in the range [0, 100], got {config.percentage_of_nodes_to_score}",
+        )
     initial, maximum = config.pod_initial_backoff_seconds, config.pod_max_backoff_seconds
     if initial <= 0:
         fail("podInitialBackoffSeconds", f"must be greater than 0, got {initial:g}")
     if maximum < initial:
-        fail("podMaxBackoffSeconds", f"must be greater than or equal to "
-                                     f"podInitialBackoffSeconds ({initial:g}), got {maximum:g}")
+        fail(
+            "podMaxBackoffSeconds",
+            f"must be greater than or equal to "
+            f"podInitialBackoffSeconds ({initial:g}), got {maximum:g}",
+        )
     election = config.leader_election
     if election.leader_elect:
-        for key, seconds in (("leaseDuration", election.lease_duration),
-                             ("renewDeadline", election.renew_deadline),
-                             ("retryPeriod", election.retry_period)):
+        for key, seconds in (
+            ("leaseDuration", election.lease_duration),
+            ("renewDeadline", election.renew_deadline),
+            ("retryPeriod", election.retry_period),
+        ):
             if seconds <= 0:
                 fail(f"leaderElection.{key}", f"must be greater than zero, got {seconds:g}s")
         if 0 < election.lease_duration <= election.renew_deadline:
-            fail("leaderElection.leaseDuration", f"must be greater than renewDeadline "
-                 f"({election.renew_deadline:g}s), got {election.lease_duration:g}s")
+            fail(
+                "leaderElection.leaseDuration",
+                f"must be greater than renewDeadline "
+                f"({election.renew_deadline:g}s), got {election.lease_duration:g}s",
+            )
         if election.resource_lock != "leases":
-            fail("leaderElection.resourceLock",
-                 f'must be "leases", got "{election.resource_lock}"')
+            fail("leaderElection.resourceLock", f'must be "leases", got "{election.resource_lock}"')
     if config.client_connection.burst < 0:
-        fail("clientConnection.burst",
-             f"must be non-negative, got {config.client_connection.burst}")
+        fail(
+            "clientConnection.burst", f"must be non-negative, got {config.client_connection.burst}"
+        )
     binders = 0
     for i, extender in enumerate(config.extra.get("extenders") or []):
         if not isinstance(extender, dict):
@@ -215,8 +280,9 @@ def _check_top_level(config: DecodedConfig, errors: list[FieldError]) -> None:
         fail("extenders", f"only one extender can implement bind, found {binders}")
 
 
-def build_configuration(config: DecodedConfig, registry: Registry,
-                        errors: list[FieldError], warnings: list[str]) -> SchedulerConfiguration:
+def build_configuration(
+    config: DecodedConfig, registry: Registry, errors: list[FieldError], warnings: list[str]
+) -> SchedulerConfiguration:
     """The configuration with profiles built; problems are appended to ``errors``."""
     defaults = default_plugin_sets(config.api_version)
     builder = _ProfileBuilder(_Resolver(registry), defaults, errors, warnings)
@@ -225,8 +291,9 @@ def build_configuration(config: DecodedConfig, registry: Registry,
     _check_profiles(profiles, errors)
     _check_top_level(config, errors)
     if builder.skipped_defaults:
-        order = [ref.name for key in (MULTI_POINT, *EXTENSION_POINTS)
-                 for ref in defaults.get(key, [])]
+        order = [
+            ref.name for key in (MULTI_POINT, *EXTENSION_POINTS) for ref in defaults.get(key, [])
+        ]
         skipped = sorted(builder.skipped_defaults, key=order.index)
         warnings.append(f"default plugins not installed, skipped: {', '.join(skipped)}")
     return SchedulerConfiguration(

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from kubesched_default_binder import NAME, DefaultBinder
+
 from kubesched import BindError, Code, ConfigError, CycleState, InMemoryBackend
 from kubesched.handle import Handle
 from kubesched.snapshot import Snapshot
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
-from kubesched_default_binder import NAME, DefaultBinder
 
 
 def test_binds_through_the_backend():

@@ -7,10 +7,6 @@ import hashlib
 from typing import Any
 
 import pytest
-from kubesched import ConfigError, CycleState, InMemoryBackend, Node, NodeInfo, Pod, Snapshot
-from kubesched.handle import Handle
-from kubesched.testing.builders import make_node, make_pod
-from kubesched.testing.harness import make_scheduler, run_until_idle
 from kubesched_image_locality import (
     MAX_NODE_SCORE,
     MB,
@@ -19,6 +15,11 @@ from kubesched_image_locality import (
     calculate_priority,
     normalized_image_name,
 )
+
+from kubesched import ConfigError, CycleState, InMemoryBackend, Node, NodeInfo, Pod, Snapshot
+from kubesched.handle import Handle
+from kubesched.testing.builders import make_node, make_pod
+from kubesched.testing.harness import make_scheduler, run_until_idle
 
 
 def pod_spec(

@@ -5,6 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from kubesched_node_affinity import (
+    ERR_REASON_CONFLICT,
+    ERR_REASON_ENFORCED,
+    ERR_REASON_POD,
+    NAME,
+    NodeAffinity,
+)
+
 from kubesched import (
     ActionType,
     Code,
@@ -23,13 +31,6 @@ from kubesched import (
 )
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
-from kubesched_node_affinity import (
-    ERR_REASON_CONFLICT,
-    ERR_REASON_ENFORCED,
-    ERR_REASON_POD,
-    NAME,
-    NodeAffinity,
-)
 
 NAME_PART_REGEX = (
     "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from kubesched_node_name import NAME, REASON, NodeName
+
 from kubesched import (
     ActionType,
     Code,
@@ -17,7 +19,6 @@ from kubesched import (
 from kubesched.handle import Handle
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
-from kubesched_node_name import NAME, REASON, NodeName
 
 
 def new_plugin() -> NodeName:

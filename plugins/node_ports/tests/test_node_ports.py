@@ -6,6 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from kubesched_node_ports import (
+    NAME,
+    PRE_FILTER_STATE_KEY,
+    REASON,
+    NodePorts,
+    check_conflict,
+    fits_ports,
+    host_ports,
+)
+
 from kubesched import (
     Code,
     ConfigError,
@@ -19,15 +29,6 @@ from kubesched import (
 from kubesched.handle import Handle
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
-from kubesched_node_ports import (
-    NAME,
-    PRE_FILTER_STATE_KEY,
-    REASON,
-    NodePorts,
-    check_conflict,
-    fits_ports,
-    host_ports,
-)
 
 
 def new_plugin() -> NodePorts:

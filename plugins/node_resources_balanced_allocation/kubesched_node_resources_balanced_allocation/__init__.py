@@ -1,8 +1,10 @@
 """NodeResourcesBalancedAllocation: prefer nodes whose resource use stays balanced.
 
-kube-scheduler's score plugin: with the pod on it, each configured resource of a node is used
-at some fraction of its allocatable; the closer those fractions are to each other (the smaller
-their standard deviation), the higher the score: ``(1 - std) * 100``.
+kube-scheduler's score plugin (``pkg/scheduler/framework/plugins/noderesources``, v1.37): each
+configured resource of a node is used at some fraction of its allocatable, and the closer those
+fractions are to each other (the smaller their standard deviation), the better balanced the node
+is: ``(1 - std) * 100``. A node scores by how much the pod improves its balance: the balance with
+the pod against the balance without it, mapped onto ``[50, 100]`` (75: no change).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "NodeResourcesBalancedAllocation",
     "NodeResourcesBalancedAllocationArgs",
     "ResourceSpec",
+    "balanced_allocation_score",
     "balanced_resource_score",
 ]
 
@@ -117,10 +120,10 @@ def _is_scalar_resource_name(name: str) -> bool:
     )
 
 
-def _allocatable_and_requested(
+def _allocatable_and_allocated(
     node_info: NodeInfo, resource: str, pod_request: int
 ) -> tuple[int, int]:
-    """The node's allocatable and its requested total with the pod (actual requests, no defaults).
+    """The node's allocatable and what its pods request already (actual requests, no defaults).
 
     A scalar resource the pod does not ask for, or the node lacks, gives ``(0, 0)``: left out.
     """
@@ -130,7 +133,7 @@ def _allocatable_and_requested(
     if resource in (CPU, MEMORY, EPHEMERAL_STORAGE) or (
         resource in allocatable and _is_scalar_resource_name(resource)
     ):
-        return allocatable.get(resource, 0), node_info.requested.get(resource, 0) + pod_request
+        return allocatable.get(resource, 0), node_info.requested.get(resource, 0)
     return 0, 0
 
 
@@ -155,6 +158,22 @@ def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]
             squares = squares + (fraction - mean) * (fraction - mean)
         std = math.sqrt(squares / len(fractions))
     return int((1 - std) * MAX_NODE_SCORE)
+
+
+def balanced_allocation_score(
+    requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]
+) -> int:
+    """The score of a node: how the pod changes its balance (kube's ``balancedResourceScorer``).
+
+    ``requested`` is what the node's pods and the pod ask for, ``allocated`` what the node's pods
+    ask for alone. Both balances lie in ``[50, 100]``, so their difference in ``[-50, 50]``; it
+    is mapped onto ``[50, 100]``: 75 when the pod leaves the balance as it was, towards 100 when
+    it improves it, towards 50 when it worsens it. The sum halved is never negative, so Python's
+    floor division truncates as Go's does.
+    """
+    with_pod = balanced_resource_score(requested, allocatable)
+    without_pod = balanced_resource_score(allocated, allocatable)
+    return MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + with_pod - without_pod) // 2
 
 
 class NodeResourcesBalancedAllocation:
@@ -182,7 +201,7 @@ class NodeResourcesBalancedAllocation:
 
     @hookimpl
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int | Status:
-        """How balanced the node's resource use would be with the pod on it."""
+        """How much the pod would improve the balance of the node's resource use."""
         if not self.args.resources:
             return Status.error("resources not found")
         requests = state.get(PRE_SCORE_STATE_KEY)
@@ -190,9 +209,12 @@ class NodeResourcesBalancedAllocation:
             requests = self._pod_requests(pod)
             if not any(requests):
                 return 0
-        allocatable, requested = [], []
+        allocatable, allocated, requested = [], [], []
         for spec, request in zip(self.args.resources, requests, strict=True):
-            alloc, req = _allocatable_and_requested(node_info, spec.name, request)
-            allocatable.append(alloc)
-            requested.append(req if alloc else 0)
-        return balanced_resource_score(requested, allocatable)
+            capacity, in_use = _allocatable_and_allocated(node_info, spec.name, request)
+            if capacity == 0:  # left out: zero everywhere
+                in_use = request = 0
+            allocatable.append(capacity)
+            allocated.append(in_use)
+            requested.append(in_use + request)
+        return balanced_allocation_score(requested, allocated, allocatable)

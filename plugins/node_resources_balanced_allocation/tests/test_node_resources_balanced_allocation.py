@@ -1,5 +1,5 @@
-"""NodeResourcesBalancedAllocation: kube-scheduler's balanced_allocation_test.go table, args,
-and an end-to-end run."""
+"""NodeResourcesBalancedAllocation: kube-scheduler v1.37's balanced_allocation_test.go table, a
+case the parity suite found, args, and an end-to-end run."""
 
 from __future__ import annotations
 
@@ -7,6 +7,13 @@ import itertools
 from typing import Any
 
 import pytest
+from kubesched_node_resources_balanced_allocation import (
+    NAME,
+    NodeResourcesBalancedAllocation,
+    balanced_allocation_score,
+    balanced_resource_score,
+)
+
 from kubesched import (
     Code,
     ConfigError,
@@ -20,11 +27,6 @@ from kubesched import (
 )
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
-from kubesched_node_resources_balanced_allocation import (
-    NAME,
-    NodeResourcesBalancedAllocation,
-    balanced_resource_score,
-)
 
 _names = itertools.count()
 
@@ -86,22 +88,26 @@ WITH_GPU = {
 }
 GPU8 = {"nvidia.com/gpu": 8}
 
+# kube-scheduler v1.37's table: a node scores 50 + (50 + balance with the pod - balance
+# without it) / 2, each balance being (1 - std) * 100 of the used fractions.
 CASES: list[tuple[Any, ...]] = [
     (
+        # node1: cpu 0% -> 75%, memory 0% -> 50%: 100 -> 87; node2: 0% -> 50% both: 100 -> 100
         "nothing scheduled, resources requested, differently sized nodes",
         lambda: cpu_and_memory(""),
         lambda: [],
         [makenode("node1", 4000, 10000), makenode("node2", 6000, 10000)],
-        {"node1": 87, "node2": 100},
+        {"node1": 68, "node2": 75},
         {},
         True,
     ),
     (
+        # node1: cpu 30% -> 60%, memory 0% -> 25%: 85 -> 82; node2: 30/25% -> 60/50%: 97 -> 95
         "resources requested, pods scheduled with resources",
         lambda: cpu_and_memory(""),
         lambda: [cpu_only(), cpu_and_memory()],
         [makenode("node1", 10000, 20000), makenode("node2", 10000, 20000)],
-        {"node1": 82, "node2": 95},
+        {"node1": 73, "node2": 74},
         {},
         True,
     ),
@@ -110,7 +116,17 @@ CASES: list[tuple[Any, ...]] = [
         lambda: cpu_and_memory(""),
         lambda: [cpu_only(), cpu_and_memory()],
         [makenode("node1", 10000, 20000), makenode("node2", 10000, 50000)],
-        {"node1": 82, "node2": 80},
+        {"node1": 73, "node2": 70},
+        {},
+        True,
+    ),
+    (
+        # node1: cpu 100%, memory 0% -> 100%: 50 -> 100; node2: memory 0% -> 100%: 100 -> 50
+        "resources requested, pods scheduled with resources, nodes to reach min/max score",
+        lambda: pod({"memory": "2000"}, {"memory": "3000"}),
+        lambda: [cpu_only()],
+        [makenode("node1", 3000, 5000), makenode("node2", 3000, 5000)],
+        {"node1": 100, "node2": 50},
         {},
         True,
     ),
@@ -119,25 +135,26 @@ CASES: list[tuple[Any, ...]] = [
         lambda: cpu_only(""),
         lambda: [cpu_only(), cpu_and_memory()],
         [makenode("node1", 6000, 10000), makenode("node2", 6000, 10000)],
-        {"node1": 50, "node2": 75},
+        {"node1": 62, "node2": 62},
         {},
         True,
     ),
     (
-        "include scalar resource on a node for balanced resource allocation",
-        lambda: pod({"memory": "0", "nvidia.com/gpu": "1"}),
+        "scalar resource is included in the score computation if pod requests the scalar resource",
+        lambda: pod({"cpu": "0", "memory": "0", "nvidia.com/gpu": "1"}),
         lambda: [cpu_and_memory(), cpu_and_memory_and_gpu()],
         [makenode("node1", 3500, 40000, GPU8), makenode("node2", 3500, 40000, GPU8)],
-        {"node1": 70, "node2": 65},
+        {"node1": 75, "node2": 76},
         WITH_GPU,
         True,
     ),
     (
-        "node without the scalar resource should skip the scalar resource",
+        "scalar resource is not included in the score computation if pod doesn't request the "
+        "scalar resource",
         lambda: cpu_and_memory(""),
         lambda: [],
         [makenode("node1", 3500, 40000, GPU8), makenode("node2", 3500, 40000)],
-        {"node1": 63, "node2": 63},
+        {"node1": 56, "node2": 56},
         WITH_GPU,
         True,
     ),
@@ -146,9 +163,32 @@ CASES: list[tuple[Any, ...]] = [
         lambda: cpu_and_memory(""),
         lambda: [cpu_only(), cpu_and_memory()],
         [makenode("node1", 10000, 20000), makenode("node2", 10000, 20000)],
-        {"node1": 82, "node2": 95},
+        {"node1": 73, "node2": 74},
         {},
         False,
+    ),
+    (
+        # Found by the parity suite: cpu 1.5 of 8 in use, the pod asks 1Gi of 16Gi memory.
+        "a pod that only asks for memory, on a node whose cpu is in use",
+        lambda: pod({"memory": "1Gi"}),
+        lambda: [pod({"cpu": "1500m"}, node_name="node1")],
+        [
+            Node(
+                {
+                    "metadata": {"name": "node1"},
+                    "status": {"allocatable": {"cpu": "8", "memory": "16Gi"}},
+                }
+            ),
+            Node(
+                {
+                    "metadata": {"name": "node2"},
+                    "status": {"allocatable": {"cpu": "1", "memory": "8Gi"}},
+                }
+            ),
+        ],
+        {"node1": 76, "node2": 71},
+        {},
+        True,
     ),
 ]
 
@@ -192,6 +232,21 @@ def test_best_effort_pod_is_skipped_in_pre_score():
 )
 def test_balanced_resource_score(requested, allocatable, want):
     assert balanced_resource_score(requested, allocatable) == want
+
+
+@pytest.mark.parametrize(
+    ("requested", "allocated", "allocatable", "want"),
+    [
+        ([3000, 5000], [0, 0], [4000, 10000], 68),
+        ([3000, 5000], [3000, 5000], [4000, 10000], 75),
+        ([3000, 5000], [3000, 0], [3000, 5000], 100),
+        ([0, 5000], [0, 0], [3000, 5000], 50),
+        ([0, 0], [0, 0], [0, 0], 75),
+    ],
+    ids=["better-than-empty", "unchanged", "best-improvement", "worst-degradation", "no-resource"],
+)
+def test_balanced_allocation_score(requested, allocated, allocatable, want):
+    assert balanced_allocation_score(requested, allocated, allocatable) == want
 
 
 @pytest.mark.parametrize(

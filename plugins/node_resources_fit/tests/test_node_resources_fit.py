@@ -7,6 +7,20 @@ import itertools
 from typing import Any
 
 import pytest
+from kubesched_node_resources_fit import (
+    NAME,
+    PRE_FILTER_STATE_KEY,
+    REASON_INSUFFICIENT_CPU,
+    REASON_INSUFFICIENT_EPHEMERAL_STORAGE,
+    REASON_INSUFFICIENT_MEMORY,
+    REASON_TOO_MANY_PODS,
+    InsufficientResource,
+    NodeResourcesFit,
+    fits_request,
+    reason_insufficient,
+)
+from kubesched_node_resources_fit.scoring import broken_linear_function
+
 from kubesched import (
     ActionType,
     Code,
@@ -24,19 +38,6 @@ from kubesched import (
 )
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
-from kubesched_node_resources_fit import (
-    NAME,
-    PRE_FILTER_STATE_KEY,
-    REASON_INSUFFICIENT_CPU,
-    REASON_INSUFFICIENT_EPHEMERAL_STORAGE,
-    REASON_INSUFFICIENT_MEMORY,
-    REASON_TOO_MANY_PODS,
-    InsufficientResource,
-    NodeResourcesFit,
-    fits_request,
-    reason_insufficient,
-)
-from kubesched_node_resources_fit.scoring import broken_linear_function
 
 EXTENDED_A = "example.com/aaa"
 EXTENDED_B = "example.com/bbb"

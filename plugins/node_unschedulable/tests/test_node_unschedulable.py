@@ -4,6 +4,13 @@ a rejected pod through the queue."""
 from __future__ import annotations
 
 import pytest
+from kubesched_node_unschedulable import (
+    NAME,
+    REASON_UNSCHEDULABLE,
+    TAINT_NODE_UNSCHEDULABLE,
+    NodeUnschedulable,
+)
+
 from kubesched import (
     Code,
     ConfigError,
@@ -16,12 +23,6 @@ from kubesched import (
 from kubesched.handle import Handle
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
-from kubesched_node_unschedulable import (
-    NAME,
-    REASON_UNSCHEDULABLE,
-    TAINT_NODE_UNSCHEDULABLE,
-    NodeUnschedulable,
-)
 
 
 def new_plugin() -> NodeUnschedulable:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from kubesched_priority_sort import NAME, PrioritySort
+
 from kubesched import InMemoryBackend, QueuedPodInfo
 from kubesched.handle import Handle
 from kubesched.snapshot import Snapshot
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
-from kubesched_priority_sort import NAME, PrioritySort
 
 
 def info(name: str, priority: int, timestamp: float) -> QueuedPodInfo:

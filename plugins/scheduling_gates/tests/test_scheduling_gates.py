@@ -4,6 +4,8 @@ pod released through the queue when its last gate goes."""
 from __future__ import annotations
 
 import pytest
+from kubesched_scheduling_gates import NAME, SchedulingGates, reason_waiting_for_gates
+
 from kubesched import (
     ActionType,
     Code,
@@ -16,7 +18,6 @@ from kubesched import (
 from kubesched.handle import Handle
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
-from kubesched_scheduling_gates import NAME, SchedulingGates, reason_waiting_for_gates
 
 
 def new_plugin() -> SchedulingGates:

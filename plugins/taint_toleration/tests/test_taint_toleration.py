@@ -4,6 +4,15 @@ helper/normalize_score_test.go for the normalization), and the plugin in a runni
 from __future__ import annotations
 
 import pytest
+from kubesched_taint_toleration import (
+    MAX_NODE_SCORE,
+    NAME,
+    PRE_SCORE_STATE_KEY,
+    REASON_UNTOLERATED,
+    TaintToleration,
+    default_normalize_score,
+)
+
 from kubesched import (
     Code,
     ConfigError,
@@ -17,14 +26,6 @@ from kubesched import (
 from kubesched.handle import Handle
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
-from kubesched_taint_toleration import (
-    MAX_NODE_SCORE,
-    NAME,
-    PRE_SCORE_STATE_KEY,
-    REASON_UNTOLERATED,
-    TaintToleration,
-    default_normalize_score,
-)
 
 PREFER = "PreferNoSchedule"
 

@@ -1,0 +1,1 @@
+"""Helpers for testing kubesched and its plugins against real Kubernetes components."""
