@@ -91,7 +91,7 @@ class Service:
             options.port,
             ready=self._ready,
             metrics=self._render_metrics,
-            reason=lambda: "informer caches are not synced yet",
+            reason=lambda: self.backend.unsynced_reason() or "not ready",
         )
         self.stop = threading.Event()
         #: Set only after in-flight bindings finished: then the elector releases the Lease.

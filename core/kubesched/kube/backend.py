@@ -149,6 +149,16 @@ class KubernetesBackend:
         informers = [self.nodes, self.pods, *self.others.values()]
         return all(i is not None and i.synced.is_set() for i in informers)
 
+    def unsynced_reason(self) -> str:
+        """Why the caches are not ready yet: each informer still listing, and its last error."""
+        informers = {"nodes": self.nodes, "pods": self.pods, **self.others}
+        waiting = []
+        for name, informer in informers.items():
+            if informer is None or not informer.synced.is_set():
+                error = informer.last_error if informer is not None else "not started"
+                waiting.append(f"{name}: {error}" if error else name)
+        return "waiting for the first list of " + "; ".join(waiting) if waiting else ""
+
     def stop(self) -> None:
         for informer in (self.nodes, self.pods, *self.others.values()):
             if informer is not None:

@@ -62,6 +62,8 @@ class Informer(Generic[T]):
         self.store: dict[str, T] = {}
         self.synced = threading.Event()
         self.relists = 0
+        #: The last list/watch failure, for readiness messages ("" once it works again).
+        self.last_error = ""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -85,12 +87,14 @@ class Informer(Generic[T]):
                 if not resource_version:
                     resource_version = self._list()
                     self.synced.set()
+                    self.last_error = ""
                 resource_version = self._watch(resource_version)
                 delay = 0.5
             except _Expired:
                 log.info("watch of %s expired; re-listing", self.path)
                 resource_version = ""
             except ApiError as exc:
+                self.last_error = str(exc)
                 log.warning("list/watch of %s failed: %s; retrying in %.1fs", self.path, exc, delay)
                 self._stop.wait(delay * (1 + random.random() / 2))
                 delay = min(delay * 2, 30.0)

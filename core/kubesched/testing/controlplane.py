@@ -214,12 +214,25 @@ class ControlPlane(Cluster):
             self.server = f"https://127.0.0.1:{api_port}"
             try:
                 self._start_etcd(etcd_port, peer_port)
+                self._apiserver_keys = (serving, sa_keys, admin)
                 self._start_apiserver(etcd_port, api_port, serving, sa_keys, admin)
                 return
             except RuntimeError as e:
                 self._stop_processes()
                 if "address already in use" not in str(e) or attempt == PORT_RETRIES:
                     raise
+
+    def restart_apiserver(self, downtime: float = 0.0) -> float:
+        """Stop kube-apiserver, wait ``downtime`` seconds, start it again on the same port (etcd
+        keeps the data); returns the seconds until it was ready again. For fault tests."""
+        if self._apiserver is None:
+            raise ControlPlaneError("ControlPlane is not started; call start() first")
+        began = time.monotonic()
+        self._apiserver.stop()
+        time.sleep(downtime)
+        serving, sa_keys, admin = self._apiserver_keys
+        self._start_apiserver(self.ports["etcd"], self.ports["apiserver"], serving, sa_keys, admin)
+        return time.monotonic() - began
 
     def _start_etcd(self, port: int, peer_port: int) -> None:
         assert self._binaries is not None
