@@ -7,6 +7,7 @@ generated sections, so no plugin is left out of the test matrix.
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -15,7 +16,12 @@ END = "# -- end of generated --"
 
 
 def plugins() -> list[str]:
-    return sorted(p.name for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
+    """Plugin packages that git tracks (a package not yet added would break a clean clone)."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "plugins/*/pyproject.toml"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.split()
+    return sorted(Path(path).parent.name for path in tracked)
 
 
 def replace_block(text: str, block: str) -> str:
