@@ -15,33 +15,68 @@ from collections.abc import Callable
 from typing import Any
 
 POD = {
-    "apiVersion": "v1", "kind": "Pod",
-    "metadata": {"name": "web-7d9f8c6b5-x2x7k", "namespace": "shop", "uid": "0c6f-4d2e-9a51",
-                 "resourceVersion": "812733", "labels": {"app": "web", "pod-template-hash": "7d9"},
-                 "annotations": {"kubectl.kubernetes.io/restartedAt": "2026-11-30T07:00:00Z"},
-                 "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                      "name": "web-7d9f8c6b5", "uid": "a1", "controller": True}]},
-    "spec": {"schedulerName": "custom-scheduler", "priority": 0,
-             "nodeSelector": {"kubernetes.io/os": "linux"},
-             "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
-                              "effect": "NoExecute", "tolerationSeconds": 300}],
-             "containers": [{"name": "web", "image": "registry.example/shop/web:1.4.2",
-                             "ports": [{"containerPort": 8080, "protocol": "TCP"}],
-                             "resources": {"requests": {"cpu": "250m", "memory": "256Mi"},
-                                           "limits": {"cpu": "1", "memory": "512Mi"}},
-                             "env": [{"name": "MODE", "value": "prod"}]}]},
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {
+        "name": "web-7d9f8c6b5-x2x7k",
+        "namespace": "shop",
+        "uid": "0c6f-4d2e-9a51",
+        "resourceVersion": "812733",
+        "labels": {"app": "web", "pod-template-hash": "7d9"},
+        "annotations": {"kubectl.kubernetes.io/restartedAt": "2026-11-30T07:00:00Z"},
+        "ownerReferences": [
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "name": "web-7d9f8c6b5",
+                "uid": "a1",
+                "controller": True,
+            }
+        ],
+    },
+    "spec": {
+        "schedulerName": "custom-scheduler",
+        "priority": 0,
+        "nodeSelector": {"kubernetes.io/os": "linux"},
+        "tolerations": [
+            {
+                "key": "node.kubernetes.io/not-ready",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            }
+        ],
+        "containers": [
+            {
+                "name": "web",
+                "image": "registry.example/shop/web:1.4.2",
+                "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+                "resources": {
+                    "requests": {"cpu": "250m", "memory": "256Mi"},
+                    "limits": {"cpu": "1", "memory": "512Mi"},
+                },
+                "env": [{"name": "MODE", "value": "prod"}],
+            }
+        ],
+    },
     "status": {"phase": "Pending", "qosClass": "Burstable"},
 }
 NODE = {
-    "apiVersion": "v1", "kind": "Node",
-    "metadata": {"name": "node-0042", "uid": "n42", "resourceVersion": "812700",
-                 "labels": {"kubernetes.io/hostname": "node-0042",
-                            "topology.kubernetes.io/zone": "zone-a"}},
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {
+        "name": "node-0042",
+        "uid": "n42",
+        "resourceVersion": "812700",
+        "labels": {"kubernetes.io/hostname": "node-0042", "topology.kubernetes.io/zone": "zone-a"},
+    },
     "spec": {"taints": [{"key": "dedicated", "value": "web", "effect": "PreferNoSchedule"}]},
-    "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"},
-               "allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"},
-               "conditions": [{"type": "Ready", "status": "True"}],
-               "images": [{"names": ["registry.example/shop/web:1.4.2"], "sizeBytes": 123456789}]},
+    "status": {
+        "capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"},
+        "allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"},
+        "conditions": [{"type": "Ready", "status": "True"}],
+        "images": [{"names": ["registry.example/shop/web:1.4.2"], "sizeBytes": 123456789}],
+    },
 }
 
 
@@ -72,14 +107,30 @@ def main() -> None:
             data = text
 
         rows.append((kind, "json.loads", per_object(lambda t=text: json.loads(t), args.count)))
-        rows.append((kind, "json.loads + kubesched." + kind,
-                     per_object(lambda t=text, o=ours: o(json.loads(t)), args.count)))
-        rows.append((kind, f"json.loads + {model}.from_dict",
-                     per_object(lambda t=text, m=model_cls: m.from_dict(json.loads(t)),
-                                args.count // 5)))
-        rows.append((kind, "ApiClient.deserialize",
-                     per_object(lambda r=Response, m=model: api.deserialize(r.data, m, "application/json"),
-                                args.count // 5)))
+        rows.append(
+            (
+                kind,
+                "json.loads + kubesched." + kind,
+                per_object(lambda t=text, o=ours: o(json.loads(t)), args.count),
+            )
+        )
+        rows.append(
+            (
+                kind,
+                f"json.loads + {model}.from_dict",
+                per_object(lambda t=text, m=model_cls: m.from_dict(json.loads(t)), args.count // 5),
+            )
+        )
+        rows.append(
+            (
+                kind,
+                "ApiClient.deserialize",
+                per_object(
+                    lambda r=Response, m=model: api.deserialize(r.data, m, "application/json"),
+                    args.count // 5,
+                ),
+            )
+        )
     width = max(len(r[1]) for r in rows)
     print(f"{'kind':5} {'path':{width}}  µs/object")
     for kind, path, micros in rows:

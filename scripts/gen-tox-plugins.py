@@ -15,10 +15,10 @@ BEGIN = "# -- generated plugin list (scripts/gen-tox-plugins.py) --"
 END = "# -- end of generated --"
 
 
-def plugins() -> list[str]:
+def plugins(folder: str = "plugins") -> list[str]:
     """Plugin packages that git tracks (a package not yet added would break a clean clone)."""
     tracked = subprocess.run(
-        ["git", "ls-files", "plugins/*/pyproject.toml"],
+        ["git", "ls-files", f"{folder}/*/pyproject.toml"],
         cwd=ROOT, capture_output=True, text=True, check=True,
     ).stdout.split()
     return sorted(Path(path).parent.name for path in tracked)
@@ -31,17 +31,27 @@ def replace_block(text: str, block: str) -> str:
 
 def main() -> None:
     names = plugins()
+    examples = plugins("examples")
     factors = ",".join(names)
+    example_factors = ",".join(examples)
     tox = ROOT / "tox.ini"
     block = (
         "[tox]\nrequires = tox>=4\n"
-        f"env_list = lint, core, plugin-{{{factors}}}, e2e, integration\n\n"
+        f"env_list = lint, core, plugin-{{{factors}}}, example-{{{example_factors}}}, e2e, "
+        "integration\n\n"
         f"[testenv:plugin-{{{factors}}}]\n"
         "description = one plugin with only the core installed\n"
         "deps =\n    pytest>=8\n    -e {toxinidir}\n"
         + "".join(f"    {n}: -e {{toxinidir}}/plugins/{n}\n" for n in names)
         + "change_dir =\n"
         + "".join(f"    {n}: {{toxinidir}}/plugins/{n}\n" for n in names)
+        + "commands = pytest -q -p no:cacheprovider {posargs} tests\n\n"
+        f"[testenv:example-{{{example_factors}}}]\n"
+        "description = an example third-party plugin with only the core installed\n"
+        "deps =\n    pytest>=8\n    -e {toxinidir}\n"
+        + "".join(f"    {n}: -e {{toxinidir}}/examples/{n}\n" for n in examples)
+        + "change_dir =\n"
+        + "".join(f"    {n}: {{toxinidir}}/examples/{n}\n" for n in examples)
         + "commands = pytest -q -p no:cacheprovider {posargs} tests\n\n"
         "[all-plugins]\ndeps =\n"
         + "".join(f"    -e {{toxinidir}}/plugins/{n}\n" for n in names)

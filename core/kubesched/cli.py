@@ -1,4 +1,5 @@
-"""The ``kubesched`` command line: ``simulate``, ``plugins``, ``config validate|show``.
+"""The ``kubesched`` command line: ``simulate``, ``explain``, ``plugins``, ``new-plugin``,
+``config validate|show``, ``run``.
 
 User mistakes (a bad file, config or plugin) print one clear message per problem and exit with
 code 2, never a traceback.
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any, TextIO
 
-from . import __version__
+from . import __version__, explain_cli, scaffold
 from .backends.memory import InMemoryBackend
 from .config import SchedulerConfiguration, load_config
 from .errors import KubeschedError, PluginLoadError
@@ -77,6 +78,10 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cluster = load_cluster(cluster_path)
     for warning in cluster.warnings:
         print(f"warning: {warning}", file=err)
+    if args.explain:
+        result, recorder = explain_cli.simulate_explained(cluster, config, registry, args.seed)
+        explain_cli.write_simulation(result, recorder, args.output, out)
+        return EXIT_OK
     result = simulate(cluster, config, registry, seed=args.seed)
     if args.output == "json":
         json.dump(result.to_dict(), out, indent=2)
@@ -230,7 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--config", help="a KubeSchedulerConfiguration file")
     sim.add_argument("-o", "--output", choices=("table", "json"), default="table")
     sim.add_argument("--seed", type=int, default=0, help="seed for random tie-breaking")
+    sim.add_argument(
+        "--explain",
+        action="store_true",
+        help="for every pod, each plugin's Filter verdict and Score per node (as `explain`)",
+    )
     sim.set_defaults(func=cmd_simulate)
+    explain_cli.register_commands(commands)
 
     run = commands.add_parser("run", help="schedule the pods of a cluster (as a service)")
     run.add_argument(
@@ -255,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     plugins = commands.add_parser("plugins", help="list the installed plugins")
     plugins.add_argument("-o", "--output", choices=("table", "json"), default="table")
     plugins.set_defaults(func=cmd_plugins)
+    scaffold.register_commands(commands)
 
     config = commands.add_parser("config", help="check or show a configuration")
     config_commands = config.add_subparsers(dest="config_command", required=True, metavar="ACTION")

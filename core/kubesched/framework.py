@@ -280,9 +280,16 @@ class Framework:
             try:
                 status = self._status(c.call(state, pod, other, node_info), c.plugin, point)
             except Exception as exc:
-                return self._crash(point, c.plugin, exc)
+                status = self._crash(point, c.plugin, exc)
             if not status.is_success():
-                return status
+                # kube's wording; any failure here is an Error (the what-if cannot go on).
+                wrapped = Status(
+                    Code.ERROR,
+                    f'running {point} on PreFilter plugin "{c.plugin}": {status.message()}',
+                    plugin=c.plugin,
+                )
+                wrapped.err = status.err
+                return wrapped
         return Status.success()
 
     def run_pre_filter_extension_add_pod(
@@ -332,23 +339,43 @@ class Framework:
     def run_post_filter(
         self, state: CycleState, pod: Pod, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
+        """kube's ``RunPostFilterPlugins``: the first Success wins; UnschedulableAndUnresolvable or
+        an Error ends the point; otherwise every plugin's reasons, with the last result a plugin
+        returned alongside its rejection (e.g. ``PostFilterResult("")``: clear the nomination)."""
         reasons: list[str] = []
+        kept: PostFilterResult | None = None
+        rejector = ""
         for c in self._calls["post_filter"]:
             try:
-                result = c.call(state, pod, statuses)
+                result, status = self._post_filter_outcome(c.call(state, pod, statuses), c.plugin)
             except Exception as exc:
                 return None, self._crash("PostFilter", c.plugin, exc)
-            if isinstance(result, PostFilterResult):
-                return result, Status(Code.SUCCESS, plugin=c.plugin)
-            if result is None:
-                continue
-            status = self._status(result, c.plugin, "PostFilter")
-            if status.code is Code.ERROR:
-                return None, status
             if status.is_success():
-                return PostFilterResult(), status
+                return result or PostFilterResult(), status
+            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return result, status
+            if not status.is_rejected():
+                return None, status
+            if result is not None:
+                kept = result
             reasons.extend(status.reasons)
-        return None, Status(Code.UNSCHEDULABLE, *reasons)
+            rejector = rejector or c.plugin
+        return kept, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
+
+    def _post_filter_outcome(
+        self, returned: Any, plugin: str
+    ) -> tuple[PostFilterResult | None, Status]:
+        """A PostFilter's return as kube's pair: a result alone is a Success, ``None`` a
+        rejection without reasons, a ``(result, status)`` pair as it is."""
+        if isinstance(returned, PostFilterResult):
+            return returned, Status(Code.SUCCESS, plugin=plugin)
+        if returned is None:
+            return None, Status(Code.UNSCHEDULABLE, plugin=plugin)
+        if isinstance(returned, tuple) and len(returned) == 2:
+            result, status = returned
+            if result is None or isinstance(result, PostFilterResult):
+                return result, self._status(status, plugin, "PostFilter")
+        return None, self._status(returned, plugin, "PostFilter")
 
     def run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         for c in self._calls["pre_score"]:

@@ -99,12 +99,14 @@ def filter(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
 @hookspec
 def post_filter(
     state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
-) -> PostFilterResult | Status | None:
+) -> PostFilterResult | Status | tuple[PostFilterResult | None, Status] | None:
     """Only when no node fits (e.g. preemption). Plugins run in order until one succeeds.
 
     Return a :class:`~kubesched.PostFilterResult` (optionally nominating a node) for Success, a
-    Status with reasons (appended to the message after ``preemption:``) otherwise. ``None`` means
-    the plugin could not help (Unschedulable without reasons).
+    Status with reasons (appended to the FailedScheduling message) otherwise, or kube's pair
+    ``(PostFilterResult | None, Status)``: a Success with a message, or a rejection with
+    ``PostFilterResult("")`` to clear the pod's nomination. ``None`` means the plugin could not
+    help (Unschedulable without reasons). UnschedulableAndUnresolvable or an Error ends the point.
     """
 
 

@@ -181,9 +181,14 @@ class Scheduler:
         try:
             result = self.algorithm.schedule(framework, state, pod, self.snapshot)
         except FitError as fit:
-            self._post_filter(framework, state, pod, fit)
+            nominated = self._post_filter(framework, state, pod, fit)
             self._fail(
-                info, REASON_UNSCHEDULABLE, str(fit), fit.diagnosis.unschedulable_plugins, started
+                info,
+                REASON_UNSCHEDULABLE,
+                str(fit),
+                fit.diagnosis.unschedulable_plugins,
+                started,
+                nominated_node_name=nominated,
             )
             return True
         except CycleError as exc:
@@ -209,14 +214,25 @@ class Scheduler:
 
     def _post_filter(
         self, framework: Framework, state: CycleState, pod: Pod, fit: FitError
-    ) -> None:
+    ) -> str | None:
+        """Run PostFilter; the pod's nomination to report: a node, ``""`` to clear it, or
+        ``None`` to leave it as it is."""
         if not framework.plugins_at("postFilter"):
-            return
+            return None
         result, status = framework.run_post_filter(state, pod, fit.diagnosis.node_to_status)
         if status.message():
             fit.diagnosis.post_filter_msg = status.message()
-        if result is not None and result.nominated_node_name:
+        if result is None:
+            return None
+        if result.nominated_node_name:
             self._nominate(pod, result.nominated_node_name)
+            return result.nominated_node_name
+        if status.is_success():
+            return None
+        # A rejection that came with an empty nomination (kube's ModeOverride with ""): preemption
+        # cannot help any more, so the pod no longer holds room anywhere.
+        self._nominate(pod, "")
+        return ""
 
     def _nominate(self, pod: Pod, node_name: str) -> None:
         """Record a PostFilter's nomination: the queue keeps the room, the pod tries there first,
@@ -328,13 +344,19 @@ class Scheduler:
         plugins: set[str],
         started: float,
         error: bool = False,
+        nominated_node_name: str | None = None,
     ) -> None:
         pod = info.pod
         log.debug("unable to schedule pod %s: %s", pod.key, message)
         self.queue.requeue_after_failure(info, plugins, error=error)
         self._record(Attempt(pod, None, reason, message), started)
         try:
-            self.backend.report_failure(pod, reason, message, pod.nominated_node_name or None)
+            nominated = (
+                nominated_node_name
+                if nominated_node_name is not None
+                else (pod.nominated_node_name or None)
+            )
+            self.backend.report_failure(pod, reason, message, nominated)
         except Exception:
             log.exception("recording the failure of pod %s failed", pod.key)
 

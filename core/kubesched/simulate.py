@@ -6,6 +6,7 @@ with a virtual clock: backoffs pass instantly, so a run is fast and, with a seed
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .backends.memory import InMemoryBackend
@@ -70,11 +71,19 @@ def simulate(
     registry: Registry,
     seed: int | None = 0,
     max_rounds: int = 100_000,
+    *,
+    on_scheduler: Callable[[Scheduler], object] | None = None,
 ) -> SimulationResult:
-    """Schedule every pending pod that a profile owns; report each one's node or message."""
+    """Schedule every pending pod that a profile owns; report each one's node or message.
+
+    ``on_scheduler`` is given the scheduler before it starts (``kubesched explain`` attaches its
+    recorder there).
+    """
     clock = VirtualClock()
     backend = InMemoryBackend(cluster.nodes, cluster.pods, cluster.objects)
     scheduler = Scheduler(config, backend, registry, clock=clock, seed=seed, inline_binding=True)
+    if on_scheduler is not None:
+        on_scheduler(scheduler)
     try:
         scheduler.start()
         for _ in range(max_rounds):

@@ -64,7 +64,8 @@ spec: {{schedulerName: custom-scheduler, containers: [{{name: c, image: nginx}}]
         "team",
         "lonely",
         "<none>",
-        f"0/2 nodes are available: 2 node(s) didn't have label {LABEL}=true.",
+        f"0/2 nodes are available: 2 node(s) didn't have label {LABEL}=true. "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
     ]
     assert lines[-1] == "0 scheduled, 1 unschedulable"
 

@@ -53,7 +53,11 @@ def test_seed_end_to_end(core_v1, namespace, nodes, kubesched):
     proc.wait_ready()
 
     core_v1.create_namespaced_pod(namespace, pod_manifest("waiting"))
-    message = f"0/2 nodes are available: 2 node(s) didn't have label {LABEL}=true."
+    # DefaultPreemption is a default plugin: kube-scheduler's message ends the same way.
+    message = (
+        f"0/2 nodes are available: 2 node(s) didn't have label {LABEL}=true. "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
 
     def condition():
         pod = core_v1.read_namespaced_pod("waiting", namespace)
@@ -206,7 +210,7 @@ def test_pods_already_bound_count_as_load(core_v1, namespace, nodes, kubesched, 
             (c.message for c in pod.status.conditions or () if c.type == "PodScheduled"), None
         )
 
-    assert wait_for(message, 20) == "0/1 nodes are available: 1 Insufficient cpu."
+    assert wait_for(message, 20).startswith("0/1 nodes are available: 1 Insufficient cpu.")
     core_v1.delete_namespaced_pod("theirs", namespace, grace_period_seconds=0)
     assert (
         wait_for(

@@ -1,16 +1,29 @@
-"""Run a profile over an in-memory cluster without installing anything.
+"""Run one plugin, or a whole profile, over a fake cluster without installing anything.
 
-``make_scheduler({"MyFilter": MyFilter}, {"filter": {"enabled": [{"name": "MyFilter"}]}},
-nodes=[...], pods=[...])`` gives a ready :class:`~kubesched.scheduler.Scheduler` whose registry
-holds exactly the plugins passed (plus a first-in-first-out QueueSort and a binder from this
-module, unless the profile disables them), so a test never depends on what happens to be
-installed.
+- :class:`FakeCluster` holds nodes and pods; its :meth:`~FakeCluster.snapshot` and
+  :meth:`~FakeCluster.handle` let a test build a plugin (:func:`new_plugin`) and call its hooks
+  directly.
+- :class:`Harness` runs the real scheduler (queue, cache, framework, binding) over such a
+  cluster and returns, for each pod, a :class:`~kubesched.testing.explain.CycleReport`: every
+  plugin's verdict per node, raw/normalized/weighted scores, the chosen node and the message.
+  ``Harness.for_plugin(MyPlugin)`` enables one plugin alone at every point it implements.
+- ``make_scheduler({"MyFilter": MyFilter}, {"filter": {"enabled": [{"name": "MyFilter"}]}},
+  nodes=[...], pods=[...])`` is the lower level: a ready
+  :class:`~kubesched.scheduler.Scheduler`.
+
+The registry always holds exactly the plugins passed (plus a first-in-first-out QueueSort and a
+binder from this module, unless the profile configures those points), so a test never depends on
+what happens to be installed.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from ..backends.base import BindError
 from ..backends.memory import InMemoryBackend
@@ -18,19 +31,29 @@ from ..config import SchedulerConfiguration, parse_config
 from ..cycle_state import CycleState
 from ..handle import Handle
 from ..hookspecs import hookimpl
+from ..nodeinfo import NodeInfo
 from ..objects import Node, Pod
-from ..registry import Registry
+from ..registry import Registry, extension_points_of
 from ..results import QueuedPodInfo
 from ..scheduler import Scheduler
+from ..simulate import VirtualClock
+from ..snapshot import Snapshot
 from ..status import Status
+from .builders import NodeBuilder, PodBuilder
+from .explain import CycleReport, ExplainRecorder
 
 __all__ = [
     "FIFO_SORT",
     "TEST_BINDER",
+    "FakeCluster",
     "FifoSort",
+    "Harness",
     "TestBinder",
     "make_config",
     "make_scheduler",
+    "make_snapshot",
+    "new_plugin",
+    "plugin_profile",
     "run_until_idle",
 ]
 
@@ -123,3 +146,222 @@ def run_until_idle(scheduler: Scheduler, max_cycles: int = 10_000) -> int:
         cycles += 1
     scheduler.wait_for_bindings(timeout=30)
     return cycles
+
+
+# -- a fake cluster for calling plugins directly ---------------------------------------------------
+NodeLike = Node | NodeBuilder
+PodLike = Pod | PodBuilder
+
+
+def _node(node: NodeLike) -> Node:
+    return node.obj() if isinstance(node, NodeBuilder) else node
+
+
+def _pod(pod: PodLike) -> Pod:
+    return pod.obj() if isinstance(pod, PodBuilder) else pod
+
+
+def make_snapshot(nodes: Iterable[NodeLike], pods: Iterable[PodLike] = ()) -> Snapshot:
+    """A snapshot of ``nodes``, each holding the ``pods`` bound to it (``spec.nodeName``)."""
+    infos = {node.name: NodeInfo(node) for node in map(_node, nodes)}
+    for pod in map(_pod, pods):
+        if pod.node_name in infos:
+            infos[pod.node_name].add_pod(pod)
+    return Snapshot(list(infos.values()))
+
+
+class FakeCluster:
+    """Nodes and pods for a test: a snapshot and a handle to build and call plugins directly.
+
+    Pods with ``spec.nodeName`` count as load on their node; pending pods are what a
+    :class:`Harness` or ``kubesched simulate`` would schedule.
+    """
+
+    def __init__(self, nodes: Iterable[NodeLike] = (), pods: Iterable[PodLike] = ()) -> None:
+        self.nodes: list[Node] = []
+        self.pods: list[Pod] = []
+        self.add(*nodes, *pods)
+
+    def add(self, *objects: NodeLike | PodLike) -> FakeCluster:
+        """Add nodes and pods (objects or builders); returns the cluster, so calls chain."""
+        for obj in objects:
+            if isinstance(obj, (Node, NodeBuilder)):
+                self.nodes.append(_node(obj))
+            else:
+                self.pods.append(_pod(obj))
+        return self
+
+    def snapshot(self) -> Snapshot:
+        return make_snapshot(self.nodes, self.pods)
+
+    def node_info(self, name: str) -> NodeInfo:
+        """The node ``name`` with the pods bound to it."""
+        info = self.snapshot().get(name)
+        if info is None:
+            known = ", ".join(node.name for node in self.nodes) or "none"
+            raise KeyError(f"no node {name!r} in the fake cluster (nodes: {known})")
+        return info
+
+    def handle(self, profile_name: str = "custom-scheduler") -> Handle:
+        """A handle whose snapshot always shows the cluster as it is now."""
+        return Handle(profile_name, InMemoryBackend(self.nodes, self.pods), self.snapshot)
+
+    def manifests(self) -> list[dict[str, Any]]:
+        return [dict(n.raw) for n in self.nodes] + [dict(p.raw) for p in self.pods]
+
+    def write(self, path: str | os.PathLike[str]) -> Path:
+        """Write the cluster as a ``List`` manifest (for ``kubesched simulate`` or ``explain``)."""
+        target = Path(path)
+        items = self.manifests()
+        target.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
+        return target
+
+
+def new_plugin(
+    plugin: type, args: Mapping[str, Any] | None = None, cluster: FakeCluster | None = None
+) -> Any:
+    """Build ``plugin`` as a profile would, with a handle over ``cluster`` (empty by default)."""
+    return plugin(dict(args or {}), (cluster or FakeCluster()).handle())
+
+
+# -- running the scheduler and explaining each cycle ---------------------------------------------
+def plugin_name(plugin: type) -> str:
+    """A plugin class's profile name: its ``name`` attribute, else the class name."""
+    name = getattr(plugin, "name", None)
+    return name if isinstance(name, str) and name else plugin.__name__
+
+
+def plugin_profile(
+    plugin: type,
+    args: Mapping[str, Any] | None = None,
+    *,
+    name: str | None = None,
+    weight: int = 1,
+) -> dict[str, Any]:
+    """A profile body enabling ``plugin`` alone at every extension point it implements."""
+    name = name or plugin_name(plugin)
+    points: dict[str, Any] = {}
+    for point in extension_points_of(plugin):
+        entry: dict[str, Any] = {"name": name}
+        if point == "score":
+            entry["weight"] = weight
+        enabled = [entry, {"name": TEST_BINDER}] if point == "bind" else [entry]
+        points[point] = {"enabled": enabled}
+    body: dict[str, Any] = {"plugins": points}
+    if args:
+        body["pluginConfig"] = [{"name": name, "args": dict(args)}]
+    return body
+
+
+class Harness:
+    """The real scheduler over an in-memory cluster, on a virtual clock, recording every cycle.
+
+    ``Harness({"A": A, "B": B}, profile)`` runs a profile body (``plugins``, ``pluginConfig``);
+    :meth:`for_plugin` runs one plugin alone. Backoffs pass instantly, as in ``simulate``.
+    Close it (or use ``with``) to stop its binding threads.
+    """
+
+    def __init__(
+        self,
+        plugins: Mapping[str, type],
+        profile: Mapping[str, Any] | None = None,
+        *,
+        nodes: Iterable[NodeLike] = (),
+        pods: Iterable[PodLike] = (),
+        seed: int = 0,
+        **top_level: Any,
+    ) -> None:
+        self.clock = VirtualClock()
+        self.scheduler, self.backend = make_scheduler(
+            plugins,
+            profile,
+            [_node(n) for n in nodes],
+            [_pod(p) for p in pods],
+            seed=seed,
+            clock=self.clock,
+            start=False,
+            **top_level,
+        )
+        self.recorder = ExplainRecorder().attach(self.scheduler)
+        self.scheduler.start()
+
+    @classmethod
+    def for_plugin(
+        cls,
+        plugin: type,
+        args: Mapping[str, Any] | None = None,
+        *,
+        name: str | None = None,
+        weight: int = 1,
+        nodes: Iterable[NodeLike] = (),
+        pods: Iterable[PodLike] = (),
+        seed: int = 0,
+    ) -> Harness:
+        """``plugin`` alone, at every point it implements, with ``args`` as its pluginConfig."""
+        name = name or plugin_name(plugin)
+        profile = plugin_profile(plugin, args, name=name, weight=weight)
+        return cls({name: plugin}, profile, nodes=nodes, pods=pods, seed=seed)
+
+    # -- the cluster ---------------------------------------------------------------------------
+    def add_node(self, *nodes: NodeLike) -> None:
+        """Add nodes, or update nodes of the same name (the scheduler sees the events)."""
+        for node in nodes:
+            self.backend.add_node(_node(node))
+
+    def delete_node(self, name: str) -> None:
+        self.backend.delete_node(name)
+
+    def add_pod(self, *pods: PodLike) -> None:
+        for pod in pods:
+            self.backend.add_pod(_pod(pod))
+
+    # -- scheduling ----------------------------------------------------------------------------
+    def run(self, max_rounds: int = 1_000) -> list[CycleReport]:
+        """Schedule until nothing is left to try, jumping over backoffs (at most ``max_rounds``
+        of them: a plugin that always errs would retry forever); the cycles that ran."""
+        first = len(self.recorder.reports)
+        for _ in range(max_rounds):
+            run_until_idle(self.scheduler)
+            if self.scheduler.queue.pending()["active"]:
+                continue
+            expiry = self.scheduler.queue.next_backoff_expiry()
+            if expiry is None:
+                break
+            self.clock.now = max(self.clock.now, expiry)
+        return self.recorder.reports[first:]
+
+    def schedule(self, pod: PodLike) -> CycleReport:
+        """Add ``pod``, run the cycles waiting in the active queue (the pod's among them) and
+        return the pod's; ``LookupError`` when it had none (gated at PreEnqueue, or meant for
+        another scheduler). A pod that fails is not retried: :meth:`run` does that."""
+        obj = _pod(pod)
+        self.add_pod(obj)
+        run_until_idle(self.scheduler)
+        reports = self.recorder.for_pod(obj)
+        if not reports:
+            gated = [i for i in self.scheduler.queue.parked() if i.pod.uid == obj.uid]
+            why = (
+                f"gated by {gated[0].gating_plugin}: {gated[0].gating_message}"
+                if gated and gated[0].gating_plugin
+                else f"no profile named {obj.scheduler_name!r} or never queued"
+            )
+            raise LookupError(f"pod {obj.key} had no scheduling cycle ({why})")
+        return reports[-1]
+
+    def reports(self, pod: PodLike | str) -> list[CycleReport]:
+        """Every cycle of a pod (object, builder, uid or ``namespace/name``), oldest first."""
+        return self.recorder.for_pod(pod if isinstance(pod, str) else _pod(pod))
+
+    def node_of(self, name: str, namespace: str = "default") -> str | None:
+        """The node pod ``namespace/name`` is bound to, ``None`` while it is pending."""
+        pod = self.backend.pod(namespace, name)
+        return (pod.node_name or None) if pod is not None else None
+
+    def close(self) -> None:
+        self.scheduler.stop()
+
+    def __enter__(self) -> Harness:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,394 @@
+"""DefaultPreemption: when no node fits a pod, evict lower-priority pods so that it can run.
+
+kube-scheduler's DefaultPreemption PostFilter (``pkg/scheduler/framework/plugins/defaultpreemption``
+with ``pkg/scheduler/framework/preemption``, v1.37) for individual pods, actuated synchronously:
+find the nodes where removing lower-priority pods could help, pick the fewest and least important
+victims on each (reprieving PodDisruptionBudget-protected pods first), choose the node
+kube-scheduler would, delete its victims and nominate the pod to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from kubesched import (
+    Code,
+    CycleState,
+    Handle,
+    NodeInfo,
+    NodeToStatus,
+    Pod,
+    PostFilterResult,
+    Status,
+    hookimpl,
+)
+
+from .args import (
+    DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
+    DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
+    DefaultPreemptionArgs,
+)
+from .victims import (
+    Candidate,
+    PodDisruptionBudget,
+    filter_victims_with_pdb_violation,
+    importance,
+    pick_one_node_for_preemption,
+)
+
+__all__ = [
+    "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE",
+    "DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE",
+    "MESSAGE_NO_CANDIDATE",
+    "MESSAGE_PREEMPT_NEVER",
+    "MESSAGE_PREFIX",
+    "MESSAGE_TERMINATING_VICTIM",
+    "NAME",
+    "REASON_NOT_HELPFUL",
+    "REASON_NO_VICTIMS",
+    "Candidate",
+    "DefaultPreemption",
+    "DefaultPreemptionArgs",
+    "PodDisruptionBudget",
+    "filter_victims_with_pdb_violation",
+    "fit_error_message",
+    "message_found_placement",
+    "message_no_victim_on_node",
+    "pick_one_node_for_preemption",
+]
+
+NAME = "DefaultPreemption"
+
+#: A node without a single pod of lower priority than the preemptor (UnschedulableAndUnresolvable).
+REASON_NO_VICTIMS = "No preemption victims found for incoming pod"
+#: Every node preemption was not tried on: its Filter status was UnschedulableAndUnresolvable.
+REASON_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+MESSAGE_PREEMPT_NEVER = "not eligible due to preemptionPolicy=Never."
+MESSAGE_TERMINATING_VICTIM = "not eligible due to a terminating pod on the nominated node."
+MESSAGE_NO_CANDIDATE = "no candidate node for preemption"
+#: What the plugin puts before every message; the scheduler appends it to the Filter message.
+MESSAGE_PREFIX = "preemption: "
+MESSAGE_NO_NODES = "no nodes available"
+
+
+def message_found_placement(node_name: str, victims: int) -> str:
+    """The Success message: the node chosen and how many pods are evicted there."""
+    return f"found a potential placement for pod on node {node_name}, preempting {victims} victims"
+
+
+def message_no_victim_on_node(node_name: str) -> str:
+    """The Error of a node where the pod fits with every lower-priority pod kept."""
+    return f'expected at least one victim pod on node "{node_name}"'
+
+
+PREEMPT_NEVER = "Never"
+#: The pod condition kube-scheduler sets on its victims before deleting them.
+DISRUPTION_TARGET = "DisruptionTarget"
+REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+PDB_KIND = "PodDisruptionBudget"
+#: How many of its own victims the plugin remembers (see ``_terminating_by_preemption``).
+_REMEMBERED_VICTIMS = 10_000
+#: The status of a node missing from the Filter statuses (PreFilter left it out).
+_UNRESOLVABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+
+def fit_error_message(num_all_nodes: int, node_statuses: Mapping[str, Status]) -> str:
+    """The FitError message of a failed preemption: each node's reasons counted, nodes without a
+    status counted as "Preemption is not helpful for scheduling", sorted as strings."""
+    histogram: dict[str, int] = {}
+    for status in node_statuses.values():
+        for reason in status.reasons:
+            histogram[reason] = histogram.get(reason, 0) + 1
+    absent = num_all_nodes - len(node_statuses)
+    if absent > 0:
+        histogram[REASON_NOT_HELPFUL] = histogram.get(REASON_NOT_HELPFUL, 0) + absent
+    message = f"0/{num_all_nodes} nodes are available:"
+    reasons = sorted(f"{count} {reason}" for reason, count in histogram.items())
+    if reasons:
+        message += f" {', '.join(reasons)}."
+    return message
+
+
+def _aggregate(errors: Iterable[str]) -> str:
+    """Several errors as ``utilerrors.NewAggregate`` prints them (duplicates once)."""
+    unique = list(dict.fromkeys(errors))
+    return unique[0] if len(unique) == 1 else f"[{', '.join(unique)}]"
+
+
+# --- the plugin ----------------------------------------------------------------------------------
+
+
+class DefaultPreemption:
+    """PostFilter: preempt lower-priority pods on the node kube-scheduler would pick."""
+
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        self.args = DefaultPreemptionArgs.parse(args)
+        self.handle = handle
+        self._list_pdbs = handle.lister(PDB_KIND)
+        #: UIDs of the victims this plugin deleted, oldest first (bounded).
+        self._preempted: dict[str, None] = {}
+
+    @hookimpl
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Preempt, and nominate the pod to the node whose victims were deleted."""
+        return self.run_post_filter(state, pod, filtered_node_status)
+
+    def run_post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        """kube's ``PostFilter``: :meth:`preempt` with ``preemption: `` before its message.
+
+        A result of ``PostFilterResult("")`` with a rejection means "clear the pod's nomination";
+        ``None`` leaves it as it is.
+        """
+        result, status = self.preempt(state, pod, filtered_node_status)
+        if not status.message():
+            return result, status
+        prefixed = Status(status.code, MESSAGE_PREFIX + status.message())
+        prefixed.err = status.err
+        return result, prefixed
+
+    def preempt(
+        self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        """kube's ``Evaluator.Preempt``: evaluate, then delete the victims of the best node."""
+        candidate, result, status = self._evaluate(state, pod, filtered_node_status)
+        if candidate is None:
+            return result, status
+        status = self._prepare_candidate(candidate, pod)
+        if not status.is_success():
+            return None, status
+        return PostFilterResult(candidate.name), Status(
+            Code.SUCCESS, message_found_placement(candidate.name, len(candidate.victims))
+        )
+
+    def _evaluate(
+        self, state: CycleState, pod: Pod, statuses: NodeToStatus
+    ) -> tuple[Candidate | None, PostFilterResult | None, Status]:
+        nominated = pod.nominated_node_name
+        # A node without a status was left out by PreFilter: UnschedulableAndUnresolvable.
+        nominated_status = statuses.get(nominated, _UNRESOLVABLE) if nominated else None
+        eligible, message = self.pod_eligible_to_preempt_others(pod, nominated_status)
+        if not eligible:
+            return None, None, Status.unschedulable(message)
+        all_nodes = self.handle.snapshot().node_infos
+        candidates, node_statuses, errors = self.find_candidates(state, all_nodes, pod, statuses)
+        if errors and not candidates:
+            return None, None, Status.error(_aggregate(errors))
+        if not candidates:
+            # Clear the pod's nomination: preemption cannot make room anywhere now.
+            message = fit_error_message(len(all_nodes), node_statuses)
+            return None, PostFilterResult(""), Status.unschedulable(message)
+        best = self.select_candidate(candidates)
+        if best is None or not best.name:
+            return None, None, Status.unschedulable(MESSAGE_NO_CANDIDATE)
+        return best, None, Status.success()
+
+    # -- eligibility -----------------------------------------------------------------------------
+    def pod_eligible_to_preempt_others(
+        self, pod: Pod, nominated_node_status: Status | None
+    ) -> tuple[bool, str]:
+        """Not with ``preemptionPolicy: Never``, nor while lower-priority pods on the pod's
+        nominated node are terminating by preemption (unless that node is now unresolvable)."""
+        if pod.preemption_policy == PREEMPT_NEVER:
+            return False, MESSAGE_PREEMPT_NEVER
+        nominated = pod.nominated_node_name
+        if nominated:
+            if (
+                nominated_node_status is not None
+                and nominated_node_status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            ):
+                return True, ""
+            info = self.handle.snapshot().get(nominated)
+            if info is not None:
+                for other in info.pods.values():
+                    if other.priority < pod.priority and self._terminating_by_preemption(other):
+                        return False, MESSAGE_TERMINATING_VICTIM
+        return True, ""
+
+    def _terminating_by_preemption(self, pod: Pod) -> bool:
+        """Being deleted, with kube-scheduler's ``DisruptionTarget`` condition; or, since this
+        plugin does not write that condition, one of the victims it deleted itself."""
+        if not pod.deletion_timestamp:
+            return False
+        for condition in (pod.raw.get("status") or {}).get("conditions") or ():
+            if isinstance(condition, Mapping) and condition.get("type") == DISRUPTION_TARGET:
+                return (
+                    condition.get("status") == "True"
+                    and condition.get("reason") == REASON_PREEMPTION_BY_SCHEDULER
+                )
+        return pod.uid in self._preempted
+
+    # -- candidates ------------------------------------------------------------------------------
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        """``minCandidateNodesPercentage`` of the nodes, at least ``minCandidateNodesAbsolute``,
+        at most all of them."""
+        n = num_nodes * self.args.min_candidate_nodes_percentage // 100
+        n = max(n, self.args.min_candidate_nodes_absolute)
+        return min(n, num_nodes)
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        """A random node to start the dry run at (``handle.rng``), and how many candidates."""
+        return self.handle.rng.randrange(num_nodes), self.calculate_num_candidates(num_nodes)
+
+    def pod_disruption_budgets(self) -> list[PodDisruptionBudget]:
+        return [PodDisruptionBudget.from_dict(raw) for raw in self._list_pdbs()]
+
+    def find_candidates(
+        self, state: CycleState, all_nodes: Sequence[NodeInfo], pod: Pod, statuses: NodeToStatus
+    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """Dry-run preemption on the nodes whose Filter status was Unschedulable (only those
+        could fit once pods leave), from a random offset."""
+        if not all_nodes:
+            return [], {}, [MESSAGE_NO_NODES]
+        potential = [
+            info
+            for info in all_nodes
+            if (status := statuses.get(info.name)) is not None and status.code is Code.UNSCHEDULABLE
+        ]
+        if not potential:
+            return [], {}, []
+        offset, num_candidates = self.get_offset_and_num_candidates(len(potential))
+        return self.dry_run_preemption(
+            state, pod, potential, self.pod_disruption_budgets(), offset, num_candidates
+        )
+
+    def dry_run_preemption(
+        self,
+        state: CycleState,
+        pod: Pod,
+        potential_nodes: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """kube's ``DryRunPreemption`` with a parallelism of one: visit the nodes from
+        ``offset``, stop once ``num_candidates`` are found with at least one that violates no
+        PDB. Returns the candidates (non-violating first), the failed nodes' statuses, errors."""
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        statuses: dict[str, Status] = {}
+        errors: list[str] = []
+        total = len(potential_nodes)
+        for i in range(total):
+            info = potential_nodes[(offset + i) % total]
+            victims, violations, status = self.select_victims_on_node(
+                state.clone(), pod, info.clone(), pdbs
+            )
+            if status is None and victims:
+                found = non_violating if violations == 0 else violating
+                if len(found) < num_candidates:
+                    found.append(Candidate(info.name, victims, violations))
+                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    break
+                continue
+            if status is None:
+                status = Status.error(message_no_victim_on_node(info.name))
+            if status.code is Code.ERROR:
+                errors.append(status.message())
+            statuses[info.name] = status
+        return non_violating + violating, statuses, errors
+
+    def select_victims_on_node(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[list[Pod], int, Status | None]:
+        """The fewest, least important pods to evict from ``node_info`` (a copy it changes) for
+        the pod to fit, and how many of them violate a PDB; or why none will do.
+
+        Every lower-priority pod is removed; if the pod fits then, they are added back one by
+        one — PDB-protected ones first, each group most important first — and stay unless the
+        pod stops fitting.
+        """
+        framework = self.handle.framework
+        if framework is None:
+            return [], 0, Status.error(f"{NAME} needs the profile's framework on its handle")
+        potential = [other for other in node_info.pods.values() if other.priority < pod.priority]
+        if not potential:
+            return [], 0, Status.unresolvable(REASON_NO_VICTIMS)
+
+        def remove(victim: Pod) -> Status | None:
+            node_info.remove_pod(victim)
+            status = framework.run_pre_filter_extension_remove_pod(state, pod, victim, node_info)
+            return None if status.is_success() else Status.error(status.message())
+
+        def add(victim: Pod) -> Status | None:
+            node_info.add_pod(victim)
+            status = framework.run_pre_filter_extension_add_pod(state, pod, victim, node_info)
+            return None if status.is_success() else Status.error(status.message())
+
+        for victim in potential:
+            if (error := remove(victim)) is not None:
+                return [], 0, error
+        status = framework.run_filter_with_nominated_pods(state, pod, node_info)
+        if status is not None:
+            return [], 0, status
+        potential.sort(key=importance)
+        violating, non_violating = filter_victims_with_pdb_violation(potential, pdbs)
+        victims: list[Pod] = []
+
+        def reprieve(victim: Pod) -> bool | Status:
+            if (error := add(victim)) is not None:
+                return error
+            if framework.run_filter_with_nominated_pods(state, pod, node_info) is None:
+                return True
+            if (error := remove(victim)) is not None:
+                return error
+            victims.append(victim)
+            return False
+
+        num_violating = 0
+        for victim, count in violating:
+            fits = reprieve(victim)
+            if isinstance(fits, Status):
+                return [], 0, fits
+            if not fits:
+                num_violating += count
+        for victim in non_violating:
+            if isinstance(fits := reprieve(victim), Status):
+                return [], 0, fits
+        if violating and non_violating:
+            victims.sort(key=importance)
+        return victims, num_violating, None
+
+    def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
+        """The best candidate (``SelectCandidate``)."""
+        if len(candidates) <= 1:
+            return candidates[0] if candidates else None
+        return pick_one_node_for_preemption(candidates)
+
+    # -- actuation -------------------------------------------------------------------------------
+    def _prepare_candidate(self, candidate: Candidate, pod: Pod) -> Status:
+        """Evict the victims (a pod waiting at Permit is rejected instead of deleted), then clear
+        lower-priority nominations to that node (``prepareCandidate``)."""
+        for victim in candidate.victims:
+            if victim.deletion_timestamp:
+                continue  # already being deleted: another call would change nothing
+            waiting = self.handle.waiting_pods.get(victim.uid)
+            if waiting is not None and waiting.pending_plugins():
+                waiting.reject(NAME, "preempted")
+                continue
+            try:
+                self.handle.backend.delete_pod(victim)
+            except Exception as exc:  # the API refused: the pod tries again later
+                return Status.from_error(exc)
+            self._remember(victim)
+        nominator = self.handle.nominator
+        if nominator is not None:
+            for other in self.handle.nominated_pods_for_node(candidate.name):
+                if other.priority < pod.priority:
+                    nominator.remove(other)
+        return Status.success()
+
+    def _remember(self, victim: Pod) -> None:
+        self._preempted[victim.uid] = None
+        if len(self._preempted) > _REMEMBERED_VICTIMS:
+            del self._preempted[next(iter(self._preempted))]

@@ -1,0 +1,211 @@
+"""DefaultPreemption in the real scheduler: victims deleted from the in-memory backend, the
+preemptor nominated, retried on its node first and bound there; messages as kube writes them;
+``kubesched.simulate`` over a cluster with PodDisruptionBudgets; NodeResourcesFit when installed."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+import pytest
+from kubesched_default_preemption import (
+    MESSAGE_PREEMPT_NEVER,
+    NAME,
+    REASON_NO_VICTIMS,
+    DefaultPreemption,
+    message_found_placement,
+)
+from preemption_support import HIGH, LOW, MID, PROFILE_NAME, TEST_PLUGINS, node, pdb, pod, profile
+
+from kubesched.manifests import Cluster
+from kubesched.simulate import simulate
+from kubesched.testing.harness import Harness, make_config
+
+PLUGINS = {NAME: DefaultPreemption, **TEST_PLUGINS}
+INSUFFICIENT_CPU = "0/1 nodes are available: 1 Insufficient cpu."
+
+
+def harness(nodes, pods, pdbs=(), plugins=None, body=None) -> Harness:
+    h = Harness(plugins or PLUGINS, body or profile(), nodes=nodes, pods=pods)
+    h.backend.objects["PodDisruptionBudget"] = [dict(p) for p in pdbs]
+    return h
+
+
+def failures(h: Harness, name: str) -> list[str]:
+    key = f"default/{name}"
+    return [e.message for e in h.backend.events if e.reason == "FailedScheduling" and e.pod == key]
+
+
+def test_victims_are_deleted_and_the_pod_lands_on_their_node():
+    with harness(
+        [node("node1", cpu="1", memory="1Gi")],
+        [
+            pod("low-1", on="node1", priority=LOW, req={"cpu": "500m"}),
+            pod("low-2", on="node1", priority=LOW, req={"cpu": "500m"}),
+            pod("high", priority=HIGH, req={"cpu": "1"}),
+        ],
+    ) as h:
+        h.run()
+        assert sorted(p.name for p in h.backend.pods.values()) == ["high"]
+        assert h.node_of("high") == "node1"
+        assert h.backend.nominations["default/high"] == "node1"
+        assert failures(h, "high") == [
+            f"{INSUFFICIENT_CPU} preemption: {message_found_placement('node1', 2)}"
+        ]
+
+
+def test_a_failed_preemption_clears_the_nomination():
+    with harness(
+        [node("node1", cpu="1", memory="1Gi")],
+        [
+            pod("peer", on="node1", priority=HIGH, req={"cpu": "1"}),
+            pod("high", priority=HIGH, req={"cpu": "1"}, nominated="node1"),
+        ],
+    ) as h:
+        h.run()
+        assert h.node_of("high") is None
+        assert h.backend.nominations["default/high"] == ""
+        assert h.scheduler.queue.nominator.node_of(h.backend.pods["high"]) == ""
+
+
+def test_the_node_with_the_least_important_victims_is_chosen():
+    nodes = [node(f"node{i}", cpu="1", memory="1Gi") for i in (1, 2, 3)]
+    pods = [
+        pod("mid-1", on="node1", priority=MID, req={"cpu": "1"}),
+        pod("low-2a", on="node2", priority=LOW, req={"cpu": "500m"}),
+        pod("low-2b", on="node2", priority=LOW, req={"cpu": "500m"}),
+        pod("low-3", on="node3", priority=LOW, req={"cpu": "1"}),
+        pod("high", priority=HIGH, req={"cpu": "1"}),
+    ]
+    with harness(nodes, pods) as h:
+        h.run()
+        # node2 and node3 tie on the highest victim priority; node3's sum is lower.
+        assert h.node_of("high") == "node3"
+        assert sorted(p.name for p in h.backend.pods.values()) == [
+            "high",
+            "low-2a",
+            "low-2b",
+            "mid-1",
+        ]
+
+
+def test_a_pod_disruption_budget_steers_preemption_to_another_node():
+    nodes = [node(f"node{i}", cpu="1", memory="1Gi") for i in (1, 2)]
+    pods = [
+        pod("guarded", on="node1", priority=LOW, req={"cpu": "1"}, labels={"app": "db"}),
+        pod("plain", on="node2", priority=MID, req={"cpu": "1"}),
+        pod("high", priority=HIGH, req={"cpu": "1"}),
+    ]
+    with harness(nodes, pods, pdbs=[pdb({"app": "db"}, allowed=0)]) as h:
+        h.run()
+        assert h.node_of("high") == "node2"
+        assert sorted(p.name for p in h.backend.pods.values()) == ["guarded", "high"]
+
+
+def test_the_nominated_pod_keeps_its_room_against_lower_priority_pods():
+    with harness(
+        [node("node1", cpu="1", memory="1Gi")],
+        [
+            pod("low", on="node1", priority=LOW, req={"cpu": "1"}),
+            pod("high", priority=HIGH, req={"cpu": "1"}),
+            pod("mid", priority=MID, req={"cpu": "1"}),
+        ],
+    ) as h:
+        h.run()
+        assert h.node_of("high") == "node1"
+        assert h.node_of("mid") is None
+        # While high waited for its room, mid saw node1 as taken by the nominated pod.
+        assert failures(h, "mid")[0] == (
+            f"{INSUFFICIENT_CPU} preemption: 0/1 nodes are available: 1 {REASON_NO_VICTIMS}."
+        )
+
+
+def test_preemption_policy_never_keeps_every_pod():
+    with harness(
+        [node("node1", cpu="1", memory="1Gi")],
+        [
+            pod("low", on="node1", priority=LOW, req={"cpu": "1"}),
+            pod("high", priority=HIGH, req={"cpu": "1"}, policy="Never"),
+        ],
+    ) as h:
+        h.run()
+        assert h.node_of("high") is None
+        assert h.node_of("low") == "node1"
+        assert failures(h, "high") == [f"{INSUFFICIENT_CPU} preemption: {MESSAGE_PREEMPT_NEVER}"]
+        assert (
+            "default/high" not in h.backend.nominations or not h.backend.nominations["default/high"]
+        )
+
+
+def test_equal_priority_finds_no_victims():
+    with harness(
+        [node("node1", cpu="1", memory="1Gi")],
+        [
+            pod("first", on="node1", priority=MID, req={"cpu": "1"}),
+            pod("second", priority=MID, req={"cpu": "1"}),
+        ],
+    ) as h:
+        h.run()
+        assert h.node_of("second") is None
+        assert failures(h, "second") == [
+            f"{INSUFFICIENT_CPU} preemption: 0/1 nodes are available: 1 {REASON_NO_VICTIMS}."
+        ]
+
+
+def test_simulate_preempts_and_binds():
+    config, registry = make_config(PLUGINS, profile())
+    cluster = Cluster(
+        nodes=[node("node1", cpu="2", memory="1Gi"), node("node2", cpu="2", memory="1Gi")],
+        pods=[
+            pod("a", on="node1", priority=MID, req={"cpu": "2"}),
+            pod("b", on="node2", priority=LOW, req={"cpu": "1"}, labels={"app": "web"}),
+            pod("c", on="node2", priority=LOW, req={"cpu": "1"}),
+            pod("urgent", priority=HIGH, req={"cpu": "1500m"}),
+            pod("patient", priority=HIGH, req={"cpu": "1"}, policy="Never"),
+        ],
+        objects={"PodDisruptionBudget": [pdb({"app": "web"}, allowed=0)]},
+    )
+    result = simulate(cluster, config, registry, seed=1)
+    outcome = {p.name: (p.node, p.message) for p in result.pods}
+    # node2's victims have the lower priority, but evicting b breaks its budget: the fewest
+    # PDB violations come first, so a (node1) is preempted and urgent runs there. patient may
+    # not preempt, and node1's free room is promised to urgent while it waits for it.
+    assert outcome["urgent"] == ("node1", "")
+    assert outcome["patient"] == (
+        None,
+        f"0/2 nodes are available: 2 Insufficient cpu. preemption: {MESSAGE_PREEMPT_NEVER}",
+    )
+
+
+def _installed(name: str) -> type | None:
+    for entry in entry_points(group="kubesched.plugins"):
+        if entry.name == name:
+            return entry.load()
+    return None
+
+
+def test_with_the_real_node_resources_fit():
+    fit = _installed("NodeResourcesFit")
+    if fit is None:
+        pytest.skip("NodeResourcesFit is not installed in this environment")
+    body = {
+        "plugins": {
+            "preFilter": {"enabled": [{"name": "NodeResourcesFit"}]},
+            "filter": {"enabled": [{"name": "NodeResourcesFit"}]},
+            "postFilter": {"enabled": [{"name": NAME}]},
+        }
+    }
+    with harness(
+        [node("node1", cpu="1", memory="1Gi"), node("node2", cpu="1", memory="1Gi")],
+        [
+            pod("mid", on="node1", priority=MID, req={"cpu": "600m"}),
+            pod("low", on="node2", priority=LOW, req={"cpu": "600m"}),
+            pod("high", priority=HIGH, req={"cpu": "1"}),
+        ],
+        plugins={NAME: DefaultPreemption, "NodeResourcesFit": fit},
+        body=body,
+    ) as h:
+        h.run()
+        assert h.node_of("high") == "node2"
+        assert sorted(p.name for p in h.backend.pods.values()) == ["high", "mid"]
+        assert failures(h, "high")[0].startswith("0/2 nodes are available: 2 Insufficient cpu.")
+        assert PROFILE_NAME in h.scheduler.frameworks
