@@ -36,7 +36,7 @@ def main() -> None:
     example_factors = ",".join(examples)
     tox = ROOT / "tox.ini"
     block = (
-        "[tox]\nrequires = tox>=4\n"
+        "[tox]\nrequires =\n    tox>=4\n    tox-uv>=1.11\n"
         f"env_list = lint, core, plugin-{{{factors}}}, example-{{{example_factors}}}, e2e, "
         "integration\n\n"
         f"[testenv:plugin-{{{factors}}}]\n"
