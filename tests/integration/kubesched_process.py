@@ -35,8 +35,8 @@ def free_port() -> int:
 
 
 def apply_rbac(admin: client.ApiClient) -> None:
-    """deploy/rbac.yaml, created by the admin (existing objects are left as they are)."""
-    for doc in yaml.safe_load_all((ROOT / "deploy" / "rbac.yaml").read_text()):
+    """deploy/manifests/rbac.yaml, created by the admin (existing objects are left as they are)."""
+    for doc in yaml.safe_load_all((ROOT / "deploy" / "manifests" / "rbac.yaml").read_text()):
         try:
             utils.create_from_dict(admin, doc)
         except utils.FailToCreateError as exc:
