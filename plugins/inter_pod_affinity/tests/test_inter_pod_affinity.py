@@ -13,18 +13,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from ipa_wrappers import (
-    ANTI_REQUIRED,
-    HOSTNAME,
-    PREFERRED,
-    REQUIRED,
-    k8s_node,
-    k8s_pod,
-    make_label_selector,
-    make_node,
-    make_pod,
-    new_snapshot,
-)
 from kubesched_inter_pod_affinity import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -51,6 +39,18 @@ from kubesched import (
     Status,
 )
 from kubesched.testing.harness import make_scheduler, run_until_idle
+from kubesched.testing.st import (
+    ANTI_REQUIRED,
+    HOSTNAME,
+    PREFERRED,
+    REQUIRED,
+    k8s_node,
+    k8s_pod,
+    make_label_selector,
+    make_node,
+    make_pod,
+    new_snapshot,
+)
 
 QUEUE = QueueingHint.QUEUE
 QUEUE_SKIP = QueueingHint.SKIP

@@ -31,18 +31,6 @@ from kubesched_pod_topology_spread import (
     SpreadConstraint,
     topology_normalizing_weight,
 )
-from pts_wrappers import (
-    HOSTNAME,
-    MATCH_EXPRESSIONS,
-    ZONE,
-    gvk,
-    k8s_node,
-    k8s_pod,
-    make_label_selector,
-    make_node,
-    make_pod,
-    new_snapshot,
-)
 
 from kubesched import (
     ActionType,
@@ -60,6 +48,18 @@ from kubesched import (
 )
 from kubesched.selectors import NOTHING, LabelSelector
 from kubesched.testing.harness import make_scheduler, run_until_idle
+from kubesched.testing.st import (
+    HOSTNAME,
+    MATCH_EXPRESSIONS,
+    ZONE,
+    gvk,
+    k8s_node,
+    k8s_pod,
+    make_label_selector,
+    make_node,
+    make_pod,
+    new_snapshot,
+)
 
 QUEUE = QueueingHint.QUEUE
 QUEUE_SKIP = QueueingHint.SKIP

@@ -1,5 +1,6 @@
 """Pod, node and selector builders shaped like kube-scheduler's test wrappers (``st.MakePod()``),
-so that its test tables read the same here. Pods without a name get a unique one; the empty
+so that test tables ported from kube-scheduler read the same here (shared by every plugin that
+ports them). Pods without a name get a unique one; the empty
 namespace is ``default``, as kubesched reads it.
 """
 
