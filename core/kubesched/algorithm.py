@@ -141,7 +141,8 @@ class SchedulingAlgorithm:
         """The chosen node; raises :class:`FitError` or :class:`CycleError`."""
         num_nodes = len(snapshot)
         if num_nodes == 0:
-            raise CycleError(Status(Code.ERROR, NO_NODES_AVAILABLE))
+            # kube-scheduler: UnschedulableAndUnresolvable (reason Unschedulable), not an Error.
+            raise CycleError(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_NODES_AVAILABLE))
         feasible, diagnosis = self.find_nodes_that_fit(fw, state, pod, snapshot)
         if not feasible:
             raise FitError(pod, num_nodes, diagnosis)

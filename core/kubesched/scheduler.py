@@ -192,9 +192,12 @@ class Scheduler:
             )
             return True
         except CycleError as exc:
-            self._fail(
-                info, REASON_SCHEDULER_ERROR, exc.status.message(), set(), started, error=True
-            )
+            if exc.status.is_rejected():  # no nodes at all: Unschedulable, retried after backoff
+                self._fail(info, REASON_UNSCHEDULABLE, exc.status.message(), set(), started)
+            else:
+                self._fail(
+                    info, REASON_SCHEDULER_ERROR, exc.status.message(), set(), started, error=True
+                )
             return True
         node = result.node_name
         self.queue.nominator.remove(pod)  # scheduled: its nomination (if any) has served

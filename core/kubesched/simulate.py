@@ -84,6 +84,7 @@ def simulate(
     scheduler = Scheduler(config, backend, registry, clock=clock, seed=seed, inline_binding=True)
     if on_scheduler is not None:
         on_scheduler(scheduler)
+    progress, last_progress = (0, 0), 0.0
     try:
         scheduler.start()
         for _ in range(max_rounds):
@@ -94,6 +95,14 @@ def simulate(
                 continue
             expiry = scheduler.queue.next_backoff_expiry()
             if expiry is None:
+                break
+            # Only bindings and deletions change an in-memory cluster: once a whole maximum
+            # backoff passes without either, every pod in backoff has failed again on the
+            # cluster as it is, and retrying cannot help.
+            now = (sum(1 for a in scheduler.attempts.values() if a.node_name), len(backend.pods))
+            if now != progress:
+                progress, last_progress = now, clock.now
+            elif clock.now - last_progress > config.pod_max_backoff_seconds:
                 break
             clock.now = max(clock.now, expiry)
     finally:

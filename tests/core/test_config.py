@@ -126,7 +126,7 @@ SKIPPED_WARNING = ("default plugins not installed, skipped: NodePorts, VolumeRes
 
 DEFAULT_PRE_FILTER = ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
                       "InterPodAffinity"]
-DEFAULT_FILTER = ["NodeUnschedulable", "NodeName", *DEFAULT_PRE_FILTER]
+DEFAULT_FILTER = ["NodeName", "NodeUnschedulable", *DEFAULT_PRE_FILTER]
 DEFAULT_PRE_SCORE = ["TaintToleration", "NodeAffinity", "PodTopologySpread", "InterPodAffinity"]
 DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
                  ("PodTopologySpread", 2), ("InterPodAffinity", 2),
@@ -214,7 +214,7 @@ def errors_of(data: Any, registry: Registry | None = None) -> list[str]:
 # -- defaults -------------------------------------------------------------------------------------
 def test_default_plugins_follow_kube_scheduler_v1():
     assert [(r.name, r.weight) for r in DEFAULT_PLUGINS] == [
-        ("SchedulingGates", 1), ("PrioritySort", 1), ("NodeUnschedulable", 1), ("NodeName", 1),
+        ("SchedulingGates", 1), ("PrioritySort", 1), ("NodeName", 1), ("NodeUnschedulable", 1),
         ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 1), ("NodeResourcesFit", 1),
         ("VolumeRestrictions", 1), ("NodeVolumeLimits", 1), ("VolumeBinding", 1),
         ("VolumeZone", 1), ("PodTopologySpread", 2), ("InterPodAffinity", 2),
@@ -239,7 +239,7 @@ def test_no_config_gives_one_profile_with_installed_defaults_in_kube_order(load)
     assert prof.percentage_of_nodes_to_score is None
     assert prof.plugin_names() == [
         "SchedulingGates", "PrioritySort", "TaintToleration", "NodeAffinity", "NodeResourcesFit",
-        "PodTopologySpread", "InterPodAffinity", "NodeUnschedulable", "NodeName",
+        "PodTopologySpread", "InterPodAffinity", "NodeName", "NodeUnschedulable",
         "DefaultPreemption", "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder"]
     assert cfg.warnings == [SKIPPED_WARNING]
     assert (cfg.parallelism, cfg.percentage_of_nodes_to_score) == (16, 0)

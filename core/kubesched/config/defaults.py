@@ -16,12 +16,12 @@ __all__ = ["DEFAULT_PLUGINS", "MULTI_POINT", "default_plugin_sets"]
 #: The ``plugins`` field that enables a plugin at every extension point it implements.
 MULTI_POINT = "multiPoint"
 
-#: kube-scheduler v1's default ``multiPoint`` list, in order, with its score weights.
+#: kube-scheduler v1's default ``multiPoint`` list (v1.37), in order, with its score weights.
 DEFAULT_PLUGINS: list[PluginRef] = [
     PluginRef("SchedulingGates"),
     PluginRef("PrioritySort"),
-    PluginRef("NodeUnschedulable"),
     PluginRef("NodeName"),
+    PluginRef("NodeUnschedulable"),
     PluginRef("TaintToleration", 3),
     PluginRef("NodeAffinity", 2),
     PluginRef("NodePorts"),

@@ -8,6 +8,7 @@ RequestedToCapacityRatio (a piecewise-linear shape over utilization).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -187,6 +188,22 @@ def _scaled_down_for(target: Pod, old: Pod, new: Pod) -> bool:
     )
 
 
+def _without_pod_level_requests(pod: Pod) -> Pod:
+    """The pod as kube-scheduler v1.37's NodeResourcesFit scores it: its containers' requests
+    only (plus overhead), with pod-level requests (``spec.resources``) left out.
+
+    kube builds this plugin's scorer without the PodLevelResources flag that Filter and
+    NodeResourcesBalancedAllocation get, so the pod being scheduled is scored on its
+    containers, with the defaults for unset cpu and memory, while the pods already on a node
+    count their pod-level requests. Found by the parity suite (tests/parity).
+    """
+    if not pod.pod_level_requests:
+        return pod
+    containers_only = copy.copy(pod)
+    containers_only.pod_level_requests = {}
+    return containers_only
+
+
 # --- the plugin ----------------------------------------------------------------------------------
 
 
@@ -227,7 +244,7 @@ class NodeResourcesFit:
         return Status.unschedulable(*reasons)
 
     def _pod_score_requests(self, pod: Pod) -> list[int]:
-        requests = pod_requests(pod, non_zero=True)
+        requests = pod_requests(_without_pod_level_requests(pod), non_zero=True)
         return [requests.get(spec.name, 0) for spec in self._resources]
 
     @hookimpl

@@ -1197,6 +1197,25 @@ def test_fit_score(requested, nodes, existing, args, expected, run_pre_score):
     assert got == expected
 
 
+def test_pod_level_requests_of_the_scored_pod_are_left_out_as_kube_scheduler_does():
+    # Found by the parity suite: kube-scheduler v1.37 scores the pod on its containers (one
+    # without requests counts 100m cpu and 200Mi memory), not on its pod-level requests, while
+    # Filter does use them.
+    scored = pod(None, pod_level={"cpu": "4500m", "memory": "1Gi"})
+    nodes = [
+        st_node("node1", cap("8000m", str(4 * 1024**3))),
+        st_node("node2", cap("8000m", str(16 * 1024**3))),
+    ]
+    assert scores(strategy("LeastAllocated", DEFAULT_RESOURCES), scored, nodes, []) == {
+        "node1": 96,
+        "node2": 98,
+    }
+    # Pods on the node count with their pod-level requests.
+    existing = [pod(None, pod_level={"cpu": "4000m", "memory": "1Gi"}, node_name="node1")]
+    got = scores(strategy("LeastAllocated", DEFAULT_RESOURCES), scored, nodes[:1], existing)
+    assert got == {"node1": (48 + 70) // 2}
+
+
 def test_default_strategy_is_least_allocated_over_cpu_and_memory():
     plugin = new_plugin()
     assert plugin.args.scoring_strategy.type == "LeastAllocated"

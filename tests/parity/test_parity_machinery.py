@@ -1,0 +1,417 @@
+"""The suite's own machinery, without a cluster: generation, renaming, comparison, the kubesched
+side, and shrinking (against a stand-in for the reference scheduler)."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import yaml
+from parity_runner import (
+    MESSAGE,
+    NODE,
+    PROFILE,
+    SCHEDULED,
+    Comparison,
+    KubeschedOutcome,
+    Outcome,
+    ScenarioRun,
+    compare,
+    kubesched_config,
+    kubesched_outcome,
+    mismatch_report,
+    pinned,
+    shrink,
+)
+from parity_scenarios import (
+    HOSTNAME_LABEL,
+    PRIORITY_CLASSES,
+    SCHEDULER_NAME,
+    SCHEDULER_NAMES,
+    Scenario,
+    generate,
+    reductions,
+    renamed,
+)
+
+from kubesched.objects import Node, Pod
+from kubesched.registry import Registry
+
+# -- generation -----------------------------------------------------------------------------------
+
+
+def test_a_scenario_depends_on_seed_and_index_only():
+    assert generate(7, 3) == generate(7, 3)
+    assert generate(7, 3) != generate(8, 3)
+    assert generate(7, 3) != generate(7, 4)
+
+
+@pytest.mark.parametrize("index", range(300))
+def test_generated_scenarios_are_small_valid_and_ordered(index: int):
+    scenario = generate(0, index)
+    assert 2 <= len(scenario.nodes) <= 8
+    assert 0 <= len(scenario.bound_pods) <= 4
+    assert 1 <= len(scenario.pods) <= 8
+    names = scenario.node_names
+    for node in scenario.nodes:
+        assert node["metadata"]["labels"][HOSTNAME_LABEL] == node["metadata"]["name"]
+        Node(node)  # readable
+    for pod in scenario.bound_pods:
+        assert pod["spec"]["nodeName"] in names
+        Pod(pod)
+    priorities = []
+    for pod in scenario.pods:
+        assert pod["spec"]["schedulerName"] in SCHEDULER_NAMES
+        assert "nodeName" not in pod["spec"]
+        Pod(pod)
+        priorities.append(PRIORITY_CLASSES.get(pod["spec"].get("priorityClassName", ""), 0))
+        ports = [
+            (p.get("hostIP", ""), p.get("protocol", "TCP"), p["hostPort"])
+            for c in [*pod["spec"].get("initContainers", ()), *pod["spec"]["containers"]]
+            for p in c.get("ports", ())
+        ]
+        assert len(ports) == len(set(ports))  # the apiserver refuses a host port twice
+    assert priorities == sorted(priorities, reverse=True)  # PrioritySort's order
+
+
+def test_scenarios_cover_every_feature_the_brief_names():
+    scenarios = [generate(0, i) for i in range(200)]
+    nodes = [n for s in scenarios for n in s.nodes]
+    pods = [p for s in scenarios for p in s.pods]
+    effects = {t["effect"] for n in nodes for t in n.get("spec", {}).get("taints", ())}
+    assert effects == {"NoSchedule", "PreferNoSchedule", "NoExecute"}
+    assert any(n.get("spec", {}).get("unschedulable") for n in nodes)
+    assert any(n["status"].get("images") for n in nodes)
+    operators = {
+        expression["operator"]
+        for p in pods
+        for term in _terms(p)
+        for expression in term.get("matchExpressions", ())
+    }
+    assert operators == {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
+    assert any("matchFields" in term for p in pods for term in _terms(p))
+    assert any(p["spec"].get("tolerations") for p in pods)
+    assert any(p["spec"].get("nodeSelector") for p in pods)
+    assert any("restartPolicy" in c for p in pods for c in p["spec"].get("initContainers", ()))
+    assert any("ports" in c for p in pods for c in p["spec"]["containers"])
+    assert any("resources" in p["spec"] for p in pods)  # pod-level resources
+    assert any(p["spec"].get("priorityClassName") for p in pods)
+    assert any(p["spec"].get("schedulingGates") for p in pods)
+    assert any(p["spec"].get("runtimeClassName") for p in pods)
+    assert any(s.bound_pods for s in scenarios)
+    assert {p["spec"]["schedulerName"] for p in pods} == set(SCHEDULER_NAMES)
+
+
+def _terms(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    affinity = pod["spec"].get("affinity", {}).get("nodeAffinity", {})
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution", {})
+    preferred = affinity.get("preferredDuringSchedulingIgnoredDuringExecution", ())
+    return [*required.get("nodeSelectorTerms", ()), *(p["preference"] for p in preferred)]
+
+
+def test_renaming_reaches_every_reference_to_a_node_and_nothing_else():
+    scenario = Scenario(
+        "s",
+        nodes=[_node("node-0", {"zone": "node-0-zone"})],
+        bound_pods=[{"metadata": {"name": "b"}, "spec": {"nodeName": "node-0"}}],
+        pods=[_pod("p", affinity_values=["node-0", "node-1"])],
+    )
+    real = renamed(scenario, "r7-")
+    assert real.node_names == ["r7-node-0"]
+    assert real.nodes[0]["metadata"]["labels"] == {
+        HOSTNAME_LABEL: "r7-node-0",
+        "zone": "node-0-zone",
+    }
+    assert real.bound_pods[0]["spec"]["nodeName"] == "r7-node-0"
+    term = _terms(real.pods[0])[0]
+    assert term["matchFields"][0]["values"] == ["r7-node-0"]
+    assert term["matchExpressions"][0]["values"] == ["r7-node-0", "node-1"]  # not a node here
+    assert scenario.node_names == ["node-0"]  # the original is untouched
+
+
+# -- comparison -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reference", "kubesched", "mismatch", "node_check"),
+    [
+        (Outcome(node="a"), KubeschedOutcome(node="a", feasible=["a"]), "", "unique"),
+        (
+            Outcome(node="b"),
+            KubeschedOutcome(node="a", feasible=["a", "b", "c"], totals={"a": 5, "b": 5, "c": 1}),
+            "",
+            "tie",
+        ),
+        (
+            Outcome(node="c"),
+            KubeschedOutcome(node="a", feasible=["a", "b", "c"], totals={"a": 5, "b": 5, "c": 1}),
+            NODE,
+            "tie",
+        ),
+        (
+            Outcome(node="b"),
+            KubeschedOutcome(node="a", feasible=["a", "b"], totals={"a": 6, "b": 5}),
+            NODE,
+            "unique",
+        ),
+        (Outcome(message="0/2 x."), KubeschedOutcome(message="0/2 x."), "", ""),
+        (Outcome(message="0/2 x."), KubeschedOutcome(message="0/2 y."), MESSAGE, ""),
+        (Outcome(node="a"), KubeschedOutcome(message="0/2 y."), SCHEDULED, ""),
+        (Outcome(gated=True), KubeschedOutcome(gated=True, message="waiting"), "", ""),
+        (Outcome(gated=True), KubeschedOutcome(message="0/2 y."), "gated", ""),
+        (Outcome(error="no decision"), KubeschedOutcome(node="a", feasible=["a"]), "error", ""),
+    ],
+    ids=[
+        "only-feasible-node",
+        "among-tied-best",
+        "outside-tied-best",
+        "unique-best-differs",
+        "same-message",
+        "different-message",
+        "bound-vs-unschedulable",
+        "both-gated",
+        "gated-vs-attempted",
+        "reference-error",
+    ],
+)
+def test_compare(reference, kubesched, mismatch, node_check):
+    result = compare("p", reference, kubesched)
+    assert (result.mismatch, result.node_check) == (mismatch, node_check)
+
+
+# -- the kubesched side ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return Registry.installed()
+
+
+def _stored(manifest: dict[str, Any], uid: str) -> dict[str, Any]:
+    stored = copy.deepcopy(manifest)
+    stored["metadata"].update(namespace="ns", uid=uid)
+    return stored
+
+
+def test_kubesched_outcome_reports_feasible_nodes_and_totals(registry: Registry):
+    nodes = [
+        _node("n-big", cpu="8"),
+        _node("n-small", cpu="2"),
+        _node("n-cordoned", cpu="8", unschedulable=True),
+    ]
+    pod = _stored(_pod("p", cpu="1"), "u1")
+    outcome = kubesched_outcome(
+        nodes, [], pod, kubesched_config(registry), registry, lambda n: n.removeprefix("n-")
+    )
+    assert outcome.node == "big"
+    assert sorted(outcome.feasible) == ["big", "small"]
+    assert outcome.best == ["big"]
+    # NodeAffinity skips itself at PreScore: the pod prefers nothing.
+    assert set(outcome.scores["big"]) == {
+        "TaintToleration",
+        "NodeResourcesFit",
+        "NodeResourcesBalancedAllocation",
+        "ImageLocality",
+    }
+
+
+def test_kubesched_outcome_message_and_gate(registry: Registry):
+    config = kubesched_config(registry)
+    nodes = [_node("n1", cpu="1"), _node("n2", cpu="1", unschedulable=True)]
+    too_big = _stored(_pod("big", cpu="2"), "u1")
+    outcome = kubesched_outcome(nodes, [], too_big, config, registry, str)
+    assert outcome.node is None
+    assert outcome.message == (
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were unschedulable."
+    )
+    gated = _stored(_pod("gated", cpu="1"), "u2")
+    gated["spec"]["schedulingGates"] = [{"name": "hold"}]
+    assert kubesched_outcome(nodes, [], gated, config, registry, str).gated
+
+
+def test_pinning_turns_earlier_pods_into_bound_pods_where_the_reference_put_them():
+    scenario = Scenario(
+        "s",
+        nodes=[_node("node-0"), _node("node-1")],
+        pods=[_pod("a"), _pod("b"), _pod("c"), _pod("d")],
+    )
+    run = ScenarioRun(
+        scenario,
+        [
+            _agreeing("a", Outcome(node="node-1")),
+            _agreeing("b", Outcome(message="0/2 ...")),
+            Comparison("c", Outcome(node="node-0"), KubeschedOutcome(node="node-1"), NODE),
+            _agreeing("d", Outcome(node="node-0")),
+        ],
+    )
+    small = pinned(run, "c")
+    assert [p["metadata"]["name"] for p in small.bound_pods] == ["a"]
+    assert small.bound_pods[0]["spec"]["nodeName"] == "node-1"
+    assert "schedulerName" not in small.bound_pods[0]["spec"]
+    assert small.pod_names() == ["c"]
+
+
+def _agreeing(pod: str, outcome: Outcome) -> Comparison:
+    return Comparison(pod, outcome, KubeschedOutcome(node=outcome.node, message=outcome.message))
+
+
+# -- shrinking ------------------------------------------------------------------------------------
+
+
+def test_every_reduction_is_smaller_and_keeps_the_target_and_a_node():
+    scenario = generate(0, 11)
+    target = scenario.pod_names()[-1]
+    count = 0
+    for smaller in reductions(scenario, target):
+        count += 1
+        assert smaller.size() < scenario.size()
+        assert target in smaller.pod_names()
+        assert smaller.nodes
+        for node in smaller.nodes:
+            assert node["metadata"]["labels"][HOSTNAME_LABEL] == node["metadata"]["name"]
+        for pod in smaller.pods:
+            assert pod["spec"]["containers"]
+    assert count > 10
+
+
+def test_pods_after_the_target_go_first():
+    scenario = Scenario("s", [_node("node-0")], [], [_pod("a"), _pod("b"), _pod("c")])
+    first = next(reductions(scenario, "b"))
+    assert first.pod_names() == ["a", "b"]
+
+
+class StandInRunner:
+    """Plays the reference scheduler: pod "p" is said to differ exactly when the node with the
+    label ``bad`` is present and the pod still tolerates ``key``."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def run(self, scenario: Scenario) -> ScenarioRun:
+        self.runs += 1
+        bad = any("bad" in n["metadata"].get("labels", {}) for n in scenario.nodes)
+        pod = next((p for p in scenario.pods if p["metadata"]["name"] == "p"), None)
+        tolerates = pod is not None and any(
+            t.get("key") == "key" for t in pod["spec"].get("tolerations", ())
+        )
+        comparisons = [_agreeing(name, Outcome(node="node-0")) for name in scenario.pod_names()]
+        if pod is not None and bad and tolerates:
+            index = scenario.pod_names().index("p")
+            comparisons[index] = Comparison(
+                "p", Outcome(message="0/1 a."), KubeschedOutcome(message="0/1 b."), MESSAGE
+            )
+        return ScenarioRun(scenario, comparisons)
+
+
+def test_shrink_keeps_only_what_the_mismatch_needs():
+    noisy = _pod("p")
+    noisy["spec"]["tolerations"] = [{"key": "key", "operator": "Exists"}, {"key": "other"}]
+    noisy["spec"]["nodeSelector"] = {"zone": "a"}
+    scenario = Scenario(
+        "s",
+        nodes=[
+            _node("node-0", {"zone": "a"}),
+            _node("node-1", {"bad": "yes", "zone": "a"}),
+            _node("node-2"),
+        ],
+        bound_pods=[{"metadata": {"name": "b"}, "spec": {"nodeName": "node-2", "containers": []}}],
+        pods=[_pod("before"), noisy, _pod("after")],
+    )
+    runner = StandInRunner()
+    smallest = shrink(runner, runner.run(scenario), "p", budget_seconds=30)  # type: ignore[arg-type]
+    assert smallest.comparison("p").mismatch == MESSAGE
+    assert smallest.scenario.node_names == ["node-1"]
+    assert smallest.scenario.nodes[0]["metadata"]["labels"] == {
+        HOSTNAME_LABEL: "node-1",
+        "bad": "yes",
+    }
+    assert smallest.scenario.bound_pods == []
+    assert smallest.scenario.pod_names() == ["p"]
+    assert smallest.scenario.pods[0]["spec"]["tolerations"] == [
+        {"key": "key", "operator": "Exists"}
+    ]
+    assert "nodeSelector" not in smallest.scenario.pods[0]["spec"]
+
+
+def test_shrink_stops_at_its_budget():
+    scenario = replace(generate(0, 3), name="s")
+    runner = StandInRunner()
+    run = ScenarioRun(
+        scenario,
+        [
+            Comparison(p, Outcome(message="x"), KubeschedOutcome(message="y"), MESSAGE)
+            for p in scenario.pod_names()
+        ],
+    )
+    assert shrink(runner, run, scenario.pod_names()[0], budget_seconds=0) is run  # type: ignore[arg-type]
+    assert runner.runs <= 1
+
+
+def test_the_report_reproduces_the_scenario():
+    scenario = Scenario("0-4", nodes=[_node("node-0"), _node("node-1")], pods=[_pod("p")])
+    kubesched = KubeschedOutcome(
+        node="node-0",
+        feasible=["node-0", "node-1"],
+        totals={"node-0": 9, "node-1": 7},
+        scores={"node-0": {"NodeResourcesFit": 9}, "node-1": {"NodeResourcesFit": 7}},
+    )
+    run = ScenarioRun(scenario, [compare("p", Outcome(node="node-1"), kubesched)])
+    report = mismatch_report(run, "p", run)
+    assert report.splitlines()[:5] == [
+        "scenario 0-4: pod p: node differs",
+        "  reference kube-scheduler: bound to node-1",
+        "  kubesched:                bound to node-0 (totals: node-0=9, node-1=7)",
+        "  kubesched's best nodes:   node-0",
+        "    node-0: NodeResourcesFit 9",
+    ]
+    profile, manifests = report.split("--- # profile.yaml\n")[1].split("--- # scenario.yaml\n")
+    assert yaml.safe_load(profile) == PROFILE
+    assert list(yaml.safe_load_all(manifests)) == scenario.manifests()
+
+
+# -- builders -------------------------------------------------------------------------------------
+
+
+def _node(
+    name: str,
+    labels: dict[str, str] | None = None,
+    *,
+    cpu: str = "4",
+    unschedulable: bool = False,
+) -> dict[str, Any]:
+    resources = {"cpu": cpu, "memory": "8Gi", "pods": "110"}
+    node: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {HOSTNAME_LABEL: name, **(labels or {})}},
+        "status": {"capacity": resources, "allocatable": resources},
+    }
+    if unschedulable:
+        node["spec"] = {"unschedulable": True}
+    return node
+
+
+def _pod(
+    name: str, *, cpu: str | None = None, affinity_values: list[str] | None = None
+) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "c", "image": "pause"}
+    if cpu:
+        container["resources"] = {"requests": {"cpu": cpu}}
+    spec: dict[str, Any] = {"schedulerName": SCHEDULER_NAME, "containers": [container]}
+    if affinity_values:
+        term = {
+            "matchExpressions": [
+                {"key": HOSTNAME_LABEL, "operator": "In", "values": affinity_values}
+            ],
+            "matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": affinity_values[:1]}
+            ],
+        }
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+            }
+        }
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
