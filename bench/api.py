@@ -1,0 +1,209 @@
+"""Runs against the control plane: every case, every contender, alternating, several rounds.
+
+A run starts from a clean namespace (the nodes stay), starts one contender, has the pods
+created, waits until every one is bound, reads the figures, stops the contender and deletes the
+pods. Rounds rotate the contenders' order (ceiling, reference, kubesched; then reference,
+kubesched, ceiling; …) so drift on a busy machine spreads over all of them; each figure is the
+median over the rounds.
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .cluster import BenchCluster
+from .contenders import CONTENDERS, Running, scheduler_name, start_contender
+from .measure import PodWatch, percentile, proc_sample
+from .workloads import Case
+
+__all__ = ["CaseResult", "RunResult", "rotation", "run_case"]
+
+log = logging.getLogger("bench")
+
+
+@dataclass
+class RunResult:
+    """One contender's figures for one run of one case."""
+
+    contender: str
+    round: int
+    pods: int
+    bound: int
+    #: The measured window: creation start (burst) or first binding (backlog) → last binding.
+    seconds: float
+    pods_per_second: float
+    #: Creation → binding, milliseconds (burst only).
+    p50_ms: float | None
+    p99_ms: float | None
+    cpu_seconds: float
+    peak_rss_mb: float
+    #: etcd + kube-apiserver CPU over the same window.
+    apiserver_cpu_seconds: float
+    #: How fast the harness created the pods (burst), for judging whether creation capped a run.
+    created_per_second: float | None
+    events: int
+    attempts: dict[str, float]
+    startup_seconds: float
+    #: First creationTimestamp → last PodScheduled transition as the apiserver stamped them
+    #: (whole seconds): a cross-check of ``seconds``.
+    server_span_seconds: float | None = None
+    #: Times the harness's watch was started again (the apiserver ends watches that fall behind).
+    watch_restarts: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.bound == self.pods
+
+    def cpu_per_1000(self) -> float:
+        return self.cpu_seconds / max(self.bound, 1) * 1000
+
+    def apiserver_cpu_per_1000(self) -> float:
+        return self.apiserver_cpu_seconds / max(self.bound, 1) * 1000
+
+
+@dataclass
+class CaseResult:
+    """Every run of one case, and the medians per contender."""
+
+    key: str
+    title: str
+    workload: str
+    nodes: int
+    pods: int
+    arrival: str
+    runs: list[RunResult] = field(default_factory=list)
+    node_setup_seconds: float = 0.0
+
+    def of(self, contender: str) -> list[RunResult]:
+        return [r for r in self.runs if r.contender == contender]
+
+    def median(self, contender: str, figure: Callable[[RunResult], float | None]) -> float | None:
+        values = [v for r in self.of(contender) if (v := figure(r)) is not None]
+        return statistics.median(values) if values else None
+
+    def peak_rss_mb(self, contender: str) -> float | None:
+        values = [r.peak_rss_mb for r in self.of(contender)]
+        return max(values) if values else None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        for run, data in zip(self.runs, out["runs"], strict=True):
+            data["complete"] = run.complete
+            data["cpu_per_1000"] = run.cpu_per_1000()
+            data["apiserver_cpu_per_1000"] = run.apiserver_cpu_per_1000()
+        return out
+
+
+def rotation(round_index: int, contenders: tuple[str, ...] = CONTENDERS) -> list[str]:
+    """The contenders' order in round ``round_index``: rotated by one every round."""
+    shift = round_index % len(contenders)
+    return list(contenders[shift:] + contenders[:shift])
+
+
+def _cpu(pids: list[int]) -> float:
+    return sum(proc_sample(pid).cpu_seconds for pid in pids)
+
+
+def run_once(
+    cluster: BenchCluster,
+    case: Case,
+    contender: str,
+    round_index: int,
+    workdir: Path,
+    timeout: float,
+) -> RunResult:
+    assert cluster.transport is not None
+    pods = case.workload.pods(case.pods, scheduler_name(contender), f"{case.key}-{round_index}")
+    watch = PodWatch(cluster.transport, cluster.namespace, cluster.resource_version()).start()
+    api_pids = cluster.apiserver_cpu_pids()
+    running: Running | None = None
+    created: tuple[float, float] | None = None
+    try:
+        if case.arrival == "backlog":
+            created = cluster.create_pods(pods)
+        running = start_contender(contender, cluster.control_plane, workdir, cluster.namespace)
+        before, api_before = proc_sample(running.pid), _cpu(api_pids)
+        if case.arrival == "burst":
+            created = cluster.create_pods(pods)
+        watch.wait_bound(len(pods), timeout)
+        after, api_after = proc_sample(running.pid), _cpu(api_pids)
+        events = cluster.count_events()
+        attempts = running.attempts()
+        server_span = cluster.server_span()
+    finally:
+        if running is not None:
+            running.stop()
+        watch.stop()
+    if watch.error:
+        log.warning("%s: pod watch reported: %s", contender, watch.error)
+    bound = sorted(watch.bound.values())
+    if case.arrival == "burst" and created is not None:
+        start = created[0]
+        latencies = [(t - watch.added[name]) * 1000 for name, t in watch.bound.items()]
+        p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
+        created_rate = len(pods) / max(created[1] - created[0], 1e-9)
+        count = len(bound)
+    else:
+        start = bound[0] if bound else time.monotonic()
+        p50 = p99 = created_rate = None
+        count = max(len(bound) - 1, 0)  # the first binding opens the window
+    seconds = (bound[-1] - start) if bound else 0.0
+    return RunResult(
+        contender=contender,
+        round=round_index,
+        pods=len(pods),
+        bound=len(bound),
+        seconds=seconds,
+        pods_per_second=count / seconds if seconds > 0 else 0.0,
+        p50_ms=p50,
+        p99_ms=p99,
+        cpu_seconds=after.cpu_seconds - before.cpu_seconds,
+        peak_rss_mb=after.peak_rss_bytes / 2**20,
+        apiserver_cpu_seconds=api_after - api_before,
+        created_per_second=created_rate,
+        events=events,
+        attempts=attempts,
+        startup_seconds=running.startup_seconds if running else 0.0,
+        server_span_seconds=server_span,
+        watch_restarts=watch.restarts,
+    )
+
+
+def run_case(
+    cluster: BenchCluster,
+    case: Case,
+    rounds: int,
+    workdir: Path,
+    contenders: tuple[str, ...] = CONTENDERS,
+    progress: Callable[[str], None] = print,
+) -> CaseResult:
+    """Every contender ``rounds`` times on ``case``, alternating."""
+    result = CaseResult(
+        case.key, case.title, case.workload.name, case.nodes, case.pods, case.arrival
+    )
+    result.node_setup_seconds = cluster.ensure_nodes(case.workload, case.nodes)
+    timeout = max(60.0, case.pods / 10)
+    cluster.delete_pods()
+    for round_index in range(rounds):
+        for contender in rotation(round_index, contenders):
+            run = run_once(cluster, case, contender, round_index, workdir, timeout)
+            result.runs.append(run)
+            cleanup = cluster.delete_pods()
+            latency = (
+                f", p50 {run.p50_ms:.0f} ms, p99 {run.p99_ms:.0f} ms"
+                if run.p50_ms is not None and run.p99_ms is not None
+                else ""
+            )
+            progress(
+                f"  {case.key} round {round_index + 1}/{rounds} {contender:9}: "
+                f"{run.bound}/{run.pods} bound, {run.pods_per_second:.0f} pods/s{latency}, "
+                f"CPU {run.cpu_per_1000():.2f} s/1000, RSS {run.peak_rss_mb:.0f} MB "
+                f"(cleanup {cleanup:.1f}s)"
+            )
+    return result

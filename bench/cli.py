@@ -1,0 +1,211 @@
+"""``python -m bench run``: every benchmark of the project in one command.
+
+    python -m bench run [--quick] [--workload NAME]... [--sizes NODESxPODS,...]
+                        [--arrival burst,backlog] [--rounds N] [--contenders a,b,c]
+                        [--memory-nodes N,...] [--memory-pods N] [--no-api] [--no-memory]
+                        [--out docs/benchmarks.md] [--json PATH] [--workdir DIR]
+
+Without options: SchedulingBasic at 500 nodes / 1,000 pods and 5,000 / 5,000, Mixed at
+1,000 / 1,000, each with pods arriving both ways (backlog: throughput; burst: latency), and
+SchedulingBasic 5,000 / 10,000 as a backlog (peak RSS); the three contenders, 3 rounds each.
+Before those, the in-memory runs at 100, 1,000 and 5,000 nodes and a profile at 5,000.
+``--out`` rewrites the generated block of that Markdown file; ``--quick`` is the seconds-long
+smoke run CI does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+
+from kubesched.testing.controlplane import find_binaries
+
+from .api import CaseResult, run_case
+from .cluster import APISERVER_ARGS, BenchCluster
+from .contenders import CONTENDERS, QPS, profile_check
+from .memory import MemoryResult, ProfileResult, profile_run, run_sizes
+from .report import Conditions, render, update_doc
+from .workloads import BASIC, MIXED, WORKLOADS, Case, parse_size
+
+__all__ = ["default_cases", "main", "quick_cases"]
+
+ARRIVALS = ("burst", "backlog")
+
+
+def default_cases() -> list[Case]:
+    return [
+        Case(BASIC, 500, 1000, "backlog"),
+        Case(BASIC, 500, 1000, "burst"),
+        Case(MIXED, 1000, 1000, "backlog"),
+        Case(MIXED, 1000, 1000, "burst"),
+        Case(BASIC, 5000, 5000, "backlog"),
+        Case(BASIC, 5000, 5000, "burst"),
+        Case(BASIC, 5000, 10000, "backlog"),
+    ]
+
+
+def quick_cases() -> list[Case]:
+    return [Case(BASIC, 4, 8, "backlog"), Case(BASIC, 4, 8, "burst"), Case(MIXED, 6, 12, "burst")]
+
+
+DEFAULT_SIZES = {"SchedulingBasic": ["500x1000", "5000x5000"], "Mixed": ["1000x1000"]}
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _cases(args: argparse.Namespace) -> list[Case]:
+    if not (args.workload or args.sizes or args.arrival):
+        return quick_cases() if args.quick else default_cases()
+    workloads = args.workload or list(WORKLOADS)
+    arrivals = _split(args.arrival) if args.arrival else ["burst"]
+    cases = []
+    for name in workloads:
+        sizes = _split(args.sizes) if args.sizes else DEFAULT_SIZES[name]
+        for size in sizes:
+            nodes, pods = parse_size(size)
+            cases += [Case(WORKLOADS[name], nodes, pods, arrival) for arrival in arrivals]
+    return cases
+
+
+def _load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def _machine() -> str:
+    model = ""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    memory = 0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            memory = int(line.split()[1]) // 2**20
+    return f"{os.cpu_count()} cores ({model or platform.machine()}), {memory} GiB"
+
+
+def _software(binaries: Path | None) -> str:
+    from importlib.metadata import version
+
+    control_plane = binaries.name if binaries is not None else "no control plane"
+    return (
+        f"Python {platform.python_version()}, kubesched {version('kubesched')}, "
+        f"kubernetes client {version('kubernetes')}, control plane {control_plane}"
+    )
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run the benchmarks and report the figures")
+    run.add_argument("--quick", action="store_true", help="tiny sizes, one round (CI smoke run)")
+    run.add_argument("--workload", action="append", choices=sorted(WORKLOADS))
+    run.add_argument("--sizes", help="NODESxPODS[,…] for every chosen workload, e.g. 500x1000")
+    run.add_argument("--arrival", help="burst, backlog or both (comma-separated)")
+    run.add_argument("--rounds", type=int, help="runs per contender and case (default 3)")
+    run.add_argument("--contenders", default=",".join(CONTENDERS), help="subset, in order")
+    run.add_argument("--memory-nodes", help="node counts of the in-memory runs (100,1000,5000)")
+    run.add_argument("--memory-pods", type=int, help="pods per in-memory run (default 1000)")
+    run.add_argument("--no-api", action="store_true", help="skip the control-plane runs")
+    run.add_argument("--no-memory", action="store_true", help="skip the in-memory runs")
+    run.add_argument("--out", type=Path, help="Markdown file whose generated block to rewrite")
+    run.add_argument("--json", type=Path, help="write every run's figures here")
+    run.add_argument("--workdir", type=Path, help="keep logs and the control plane's files here")
+    args = parser.parse_args(argv)
+    if args.arrival and any(a not in ARRIVALS for a in _split(args.arrival)):
+        parser.error(f"--arrival: choose from {', '.join(ARRIVALS)}")
+    contenders = _split(args.contenders)
+    if not contenders or any(c not in CONTENDERS for c in contenders):
+        parser.error(f"--contenders: choose from {', '.join(CONTENDERS)}")
+    args.contenders = tuple(contenders)
+    try:
+        args.cases = _cases(args)
+    except ValueError as exc:
+        parser.error(str(exc))
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    quick = args.quick
+    rounds = args.rounds or (1 if quick else 3)
+    memory_nodes = [int(n) for n in _split(args.memory_nodes or "")] or (
+        [20, 100] if quick else [100, 1000, 5000]
+    )
+    memory_pods = args.memory_pods or (50 if quick else 1000)
+    conditions = Conditions(
+        command="python -m bench " + shlex.join(sys.argv[1:] if argv is None else argv),
+        date=datetime.date.today().isoformat(),
+        machine=_machine(),
+        load_before=_load(),
+        load_after="",
+        software="",
+        rounds=rounds,
+    )
+    print(f"load average {conditions.load_before}", flush=True)
+
+    memory: list[MemoryResult] = []
+    profile: ProfileResult | None = None
+    if not args.no_memory:
+        print("in memory:", flush=True)
+        memory = run_sizes(memory_nodes, memory_pods, 1 if quick else 3)
+        largest = max(memory_nodes)
+        print(f"  profiling {largest} nodes …", flush=True)
+        profile = profile_run(largest, min(memory_pods, 500))
+
+    cases: list[CaseResult] = []
+    binaries: Path | None = None
+    if not args.no_api:
+        workdir = args.workdir or Path(tempfile.mkdtemp(prefix="kubesched-bench-"))
+        found = find_binaries()
+        binaries = found.directory
+        with BenchCluster(found, workdir / "control-plane" if args.workdir else None) as cluster:
+            conditions.profile_check = profile_check(
+                cluster.control_plane, found.kube_scheduler, workdir / "profile-check"
+            )
+            print(f"profiles: {conditions.profile_check}", flush=True)
+            for case in args.cases:
+                print(f"{case.title}:", flush=True)
+                cases.append(run_case(cluster, case, rounds, workdir, args.contenders))
+        if args.workdir is None:
+            import shutil
+
+            shutil.rmtree(workdir, ignore_errors=True)
+    conditions.load_after = _load()
+    conditions.software = _software(binaries)
+    conditions.notes.append(
+        f"kube-apiserver runs with {' '.join(APISERVER_ARGS)}; both schedulers' clientConnection "
+        f"qps/burst is {QPS}/{QPS}; every contender is a process of its own, started for each "
+        "run, authenticated as system:kube-scheduler."
+    )
+    block = render(conditions, cases, memory, profile)
+    print(block)
+    if args.out is not None:
+        update_doc(args.out, block)
+        print(f"wrote {args.out}")
+    if args.json is not None:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "conditions": conditions.__dict__,
+                    "cases": [c.to_dict() for c in cases],
+                    "memory": [m.to_dict() for m in memory],
+                    "profile": profile.to_dict() if profile else None,
+                },
+                indent=1,
+            )
+        )
+        print(f"wrote {args.json}")
+    incomplete = [r for c in cases for r in c.runs if not r.complete]
+    for run in incomplete:
+        print(f"warning: {run.contender} bound {run.bound}/{run.pods} pods", file=sys.stderr)
+    return 1 if incomplete else 0

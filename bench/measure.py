@@ -1,0 +1,151 @@
+"""What a run measures: process CPU and peak RSS from /proc, and when each pod was bound.
+
+Binding times come from a watch on the run's namespace, read by the harness: each pod's first
+event (its creation as the watch reports it) and the first event that shows ``spec.nodeName``
+(its binding) are stamped with the harness's monotonic clock. The pods' own timestamps
+(``creationTimestamp``, the PodScheduled condition's ``lastTransitionTime``) have whole-second
+resolution, too coarse for the latencies measured here; both stamps taken on the same watch
+stream share any delay of that stream.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kubesched.kube.transport import ApiError, Transport
+
+__all__ = ["PodWatch", "ProcSample", "percentile", "proc_sample"]
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class ProcSample:
+    """CPU seconds (user + system, all threads) and peak resident set (VmHWM) of one process."""
+
+    cpu_seconds: float
+    peak_rss_bytes: int
+
+
+def proc_sample(pid: int) -> ProcSample:
+    """Read ``/proc/<pid>/stat`` and ``/proc/<pid>/status``; zeros once the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            # The command name may contain spaces and parentheses: split after the last ')'.
+            fields = stat.read().rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+        peak = 0
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    peak = int(line.split()[1]) * 1024
+                    break
+        return ProcSample(cpu, peak)
+    except (OSError, IndexError, ValueError):
+        return ProcSample(0.0, 0)
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    """Nearest-rank percentile (``pct`` in 0..100) of ``values``; NaN when empty."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = max(math.ceil(pct / 100 * len(ordered)), 1)
+    return ordered[rank - 1]
+
+
+@dataclass
+class PodWatch:
+    """Watches pods in ``namespace`` from ``resource_version`` and stamps creation and binding.
+
+    ``wait_bound(count, timeout)`` returns once ``count`` pods were seen bound.
+    """
+
+    transport: Transport
+    namespace: str
+    resource_version: str
+    added: dict[str, float] = field(default_factory=dict)
+    bound: dict[str, float] = field(default_factory=dict)
+    #: pod name -> node name, for checks (every pod bound once, to a node of the set).
+    nodes: dict[str, str] = field(default_factory=dict)
+    error: str = ""
+    #: Times the watch had to be started again (a stream ended or failed).
+    restarts: int = 0
+
+    def __post_init__(self) -> None:
+        self._stop = threading.Event()
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="bench-pod-watch", daemon=True)
+
+    def start(self) -> PodWatch:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        resource_version = self.resource_version
+        path = f"/api/v1/namespaces/{self.namespace}/pods"
+        while not self._stop.is_set():
+            query = [
+                ("watch", "true"),
+                ("resourceVersion", resource_version),
+                ("allowWatchBookmarks", "true"),
+                ("timeoutSeconds", 600),
+            ]
+            try:
+                for line in self.transport.stream_lines(path, query, timeout=(10.0, 60.0)):
+                    now = time.monotonic()
+                    if self._stop.is_set():
+                        return
+                    event = json.loads(line)
+                    obj = event.get("object") or {}
+                    meta = obj.get("metadata") or {}
+                    if event.get("type") == "ERROR":  # the version is gone: list, then go on
+                        self.error = str(obj.get("message") or obj)
+                        resource_version = self._relist(path)
+                        break
+                    resource_version = meta.get("resourceVersion", resource_version)
+                    if event.get("type") in ("BOOKMARK", "DELETED"):
+                        continue
+                    self._stamp(meta.get("name", ""), (obj.get("spec") or {}), now)
+            except ApiError as exc:
+                if self._stop.is_set():
+                    return
+                self.error = str(exc)
+                time.sleep(0.2)
+            # The apiserver ends a watch that falls behind; go on from the last version seen.
+            self.restarts += 1
+
+    def _relist(self, path: str) -> str:
+        page = self.transport.request("GET", path)
+        now = time.monotonic()
+        for pod in page.get("items") or ():
+            self._stamp(pod["metadata"]["name"], pod.get("spec") or {}, now)
+        return str(page["metadata"]["resourceVersion"])
+
+    def _stamp(self, name: str, spec: dict, now: float) -> None:
+        self.added.setdefault(name, now)
+        node = spec.get("nodeName")
+        if node and name not in self.bound:
+            with self._changed:
+                self.bound[name] = now
+                self.nodes[name] = node
+                self._changed.notify_all()
+
+    def wait_bound(self, count: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while len(self.bound) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(min(left, 1.0))
+        return True
+
+    def stop(self) -> None:
+        self._stop.set()
