@@ -185,6 +185,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             leader_elect=leader_elect,
             address=args.bind_address,
             port=args.port,
+            plugin_timeout=args.plugin_timeout,
         )
     )
 
@@ -260,6 +261,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--port", type=int, default=10251, help="port of the health endpoint (0 picks a free one)"
+    )
+    run.add_argument(
+        "--plugin-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="the longest one plugin call of a scheduling cycle may take before the pod's "
+        "cycle ends with an Error naming the plugin (0: no limit; default 30)",
     )
     run.set_defaults(func=cmd_run)
 

@@ -102,6 +102,10 @@ class Framework:
             "events_to_register", [(name, 1) for name in self.plugins]
         )
         self._score_weights = {c.plugin: c.weight for c in self._calls["score"]}
+        # The scheduling-cycle point and plugin call being run (read only when a call overruns
+        # the scheduler's plugin time limit, to name the culprit).
+        self._point = ""
+        self._current: PluginCall | None = None
         handle.framework = self
 
     # -- construction --------------------------------------------------------------------------
@@ -153,6 +157,11 @@ class Framework:
                     )
                 )
         return calls
+
+    def running(self) -> tuple[str, str]:
+        """The extension point and plugin of the scheduling cycle running now (or last)."""
+        current = self._current
+        return self._point or "?", current.plugin if current is not None else "?"
 
     def plugins_at(self, point: str) -> list[str]:
         """The plugin names that run at ``point`` (a profile field name), in order."""
@@ -225,7 +234,9 @@ class Framework:
         narrowed the node set."""
         merged: PreFilterResult | None = None
         narrowing: list[str] = []
+        self._point = "PreFilter"
         for c in self._calls["pre_filter"]:
+            self._current = c
             try:
                 result = c.call(state, pod, nodes)
             except Exception as exc:
@@ -257,9 +268,11 @@ class Framework:
     def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """``None`` when every Filter passes, else the first non-success (with its plugin)."""
         skip = state.skip_filter_plugins
+        self._point = "Filter"
         for c in self._calls["filter"]:
             if skip and c.plugin in skip:
                 continue
+            self._current = c
             try:
                 result = c.call(state, pod, node_info)
             except Exception as exc:
@@ -345,7 +358,9 @@ class Framework:
         reasons: list[str] = []
         kept: PostFilterResult | None = None
         rejector = ""
+        self._point = "PostFilter"
         for c in self._calls["post_filter"]:
+            self._current = c
             try:
                 result, status = self._post_filter_outcome(c.call(state, pod, statuses), c.plugin)
             except Exception as exc:
@@ -378,7 +393,9 @@ class Framework:
         return None, self._status(returned, plugin, "PostFilter")
 
     def run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        self._point = "PreScore"
         for c in self._calls["pre_score"]:
+            self._current = c
             try:
                 status = self._status(c.call(state, pod, nodes), c.plugin, "PreScore")
             except Exception as exc:
@@ -395,9 +412,11 @@ class Framework:
         """Per plugin, per node: the normalized score times the plugin's weight."""
         normalizers = {c.plugin: c for c in self._calls["normalize_score"]}
         out: dict[str, dict[str, int]] = {}
+        self._point = "Score"
         for c in self._calls["score"]:
             if c.plugin in state.skip_score_plugins:
                 continue
+            self._current = c
             scores: dict[str, int] = {}
             try:
                 for info in nodes:

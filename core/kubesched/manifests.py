@@ -69,7 +69,7 @@ def _describe(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
     name = meta.get("name", "?")
     namespace = meta.get("namespace")
-    return f"{obj.get('kind', '?')} {namespace + '/' if namespace else ''}{name}"
+    return f"{obj.get('kind', '?')} {f'{namespace}/' if namespace else ''}{name}"
 
 
 def _documents(text: str, source: str) -> list[Any]:
@@ -107,6 +107,9 @@ def parse_cluster(text: str, source: str = "<cluster>") -> Cluster:
             )
             continue
         kind = obj.get("kind")
+        if kind is not None and not isinstance(kind, str):
+            errors.append(f"{source}: {where}: kind: {kind!r} is not a string")
+            continue
         if kind in CONSULTED_KINDS:
             cluster.objects.setdefault(str(kind), []).append(dict(obj))
             continue

@@ -65,6 +65,27 @@ def parse_resource_list(values: Mapping[str, Any] | None, field: str) -> dict[st
     return out
 
 
+def _string(data: Mapping[str, Any], key: str, field: str) -> str:
+    """``data[key]`` when it is a string, ``""`` when absent or null; ValueError otherwise (a
+    list or a number where the API has a string would break the cache's keys later)."""
+    value = data.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f"{field}: {value!r} is not a string")
+    return value
+
+
+def _name(kind: str, meta: Any) -> str:
+    """``metadata.name`` of a Pod or Node, checked before anything else so errors can name it."""
+    if not isinstance(meta, Mapping):
+        raise ObjectError(kind, "", "metadata", "expected a mapping with a name")
+    name = meta.get("name")
+    if name is not None and not isinstance(name, str):
+        raise ObjectError(kind, "", "metadata.name", f"{name!r} is not a string")
+    return name or ""
+
+
 def _labels(meta: Mapping[str, Any], field: str) -> dict[str, str]:
     labels = meta.get(field) or {}
     if not isinstance(labels, Mapping):
@@ -208,11 +229,16 @@ class Pod:
     )
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
+        if not isinstance(raw, Mapping):
+            raise ObjectError("Pod", "", "", f"expected a mapping, got {type(raw).__name__}")
         meta = raw.get("metadata") or {}
-        if not isinstance(meta, Mapping):
-            raise ObjectError("Pod", "", "metadata", "expected a mapping with name and namespace")
-        self.name: str = meta.get("name") or ""
-        self.namespace: str = meta.get("namespace") or "default"
+        self.name: str = _name("Pod", meta)
+        namespace = meta.get("namespace")
+        if namespace is not None and not isinstance(namespace, str):
+            raise ObjectError(
+                "Pod", self.name, "metadata.namespace", f"{namespace!r} is not a string"
+            )
+        self.namespace: str = namespace or "default"
         try:
             self._parse(raw, meta)
         except ObjectError:
@@ -229,13 +255,17 @@ class Pod:
         spec = raw.get("spec") or {}
         status = raw.get("status") or {}
         self.raw = raw
-        self.uid: str = meta.get("uid") or f"{self.namespace}/{self.name}"
-        self.resource_version: str = meta.get("resourceVersion") or ""
+        self.uid: str = _string(meta, "uid", "metadata.uid") or f"{self.namespace}/{self.name}"
+        self.resource_version: str = _string(meta, "resourceVersion", "metadata.resourceVersion")
         self.labels = _labels(meta, "labels")
         self.annotations = _labels(meta, "annotations")
-        self.deletion_timestamp: str | None = meta.get("deletionTimestamp")
-        self.node_name: str = spec.get("nodeName") or ""
-        self.scheduler_name: str = spec.get("schedulerName") or "default-scheduler"
+        self.deletion_timestamp: str | None = (
+            _string(meta, "deletionTimestamp", "metadata.deletionTimestamp") or None
+        )
+        self.node_name: str = _string(spec, "nodeName", "spec.nodeName")
+        self.scheduler_name: str = (
+            _string(spec, "schedulerName", "spec.schedulerName") or "default-scheduler"
+        )
         priority = spec.get("priority") or 0
         if not isinstance(priority, int) or isinstance(priority, bool):
             raise ValueError(f"spec.priority: {priority!r} is not an integer")
@@ -264,8 +294,10 @@ class Pod:
         self.pod_level_requests = parse_resource_list(
             pod_resources.get("requests"), "spec.resources.requests"
         )
-        self.phase: str = status.get("phase") or "Pending"
-        self.nominated_node_name: str = status.get("nominatedNodeName") or ""
+        self.phase: str = _string(status, "phase", "status.phase") or "Pending"
+        self.nominated_node_name: str = _string(
+            status, "nominatedNodeName", "status.nominatedNodeName"
+        )
 
     @property
     def key(self) -> str:
@@ -297,18 +329,20 @@ class Node:
     )
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
+        if not isinstance(raw, Mapping):
+            raise ObjectError("Node", "", "", f"expected a mapping, got {type(raw).__name__}")
         meta = raw.get("metadata") or {}
-        if not isinstance(meta, Mapping):
-            raise ObjectError("Node", "", "metadata", "expected a mapping with a name")
-        self.name: str = meta.get("name") or ""
+        self.name: str = _name("Node", meta)
         try:
             if not self.name:
                 raise ValueError("metadata.name: required")
             spec = raw.get("spec") or {}
             status = raw.get("status") or {}
             self.raw = raw
-            self.uid: str = meta.get("uid") or self.name
-            self.resource_version: str = meta.get("resourceVersion") or ""
+            self.uid: str = _string(meta, "uid", "metadata.uid") or self.name
+            self.resource_version: str = _string(
+                meta, "resourceVersion", "metadata.resourceVersion"
+            )
             self.labels = _labels(meta, "labels")
             self.annotations = _labels(meta, "annotations")
             self.unschedulable: bool = bool(spec.get("unschedulable"))

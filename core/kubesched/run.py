@@ -44,6 +44,8 @@ class RunOptions:
     address: str = "0.0.0.0"
     port: int = 10251
     sync_timeout: float = 60.0
+    #: The longest one plugin call of a scheduling cycle may take (seconds; 0: no limit).
+    plugin_timeout: float = 30.0
 
 
 def _attempt_result(attempt: Attempt) -> str:
@@ -84,7 +86,13 @@ class Service:
             recorder=EventRecorder(self.transport),
             can_bind=self.elector.is_leader if self.elector else (lambda: True),
         )
-        self.scheduler = Scheduler(self.config, self.backend, self.registry, metrics=self.metrics)
+        self.scheduler = Scheduler(
+            self.config,
+            self.backend,
+            self.registry,
+            metrics=self.metrics,
+            plugin_timeout=options.plugin_timeout or None,
+        )
         self.scheduler.on_attempt = self._observe
         self.server = HealthServer(
             options.address,

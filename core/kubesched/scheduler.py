@@ -8,13 +8,15 @@ pod's scheduling cycle does not wait on the API).
 from __future__ import annotations
 
 import logging
+import queue
 import random
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .algorithm import CycleError, FitError, SchedulingAlgorithm
 from .backends.base import BindError, ClusterBackend
@@ -44,6 +46,8 @@ log = logging.getLogger(__name__)
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
 
+T = TypeVar("T")
+
 
 @dataclass(slots=True)
 class Attempt:
@@ -53,6 +57,36 @@ class Attempt:
     node_name: str | None
     reason: str = ""
     message: str = ""
+
+
+class _CycleRunner:
+    """One daemon thread running scheduling-cycle calls for :meth:`Scheduler._within_time_limit`
+    (daemon, unlike a ThreadPoolExecutor's workers, so a plugin hung for good never holds up
+    the process's exit)."""
+
+    def __init__(self) -> None:
+        self._calls: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple] | None] = (
+            queue.SimpleQueue()
+        )
+        threading.Thread(target=self._run, name="scheduling-cycle", daemon=True).start()
+
+    def _run(self) -> None:
+        while (item := self._calls.get()) is not None:
+            future, call, args = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(call(*args))
+            except BaseException as exc:
+                future.set_exception(exc)
+
+    def submit(self, call: Callable[..., T], *args: Any) -> Future[T]:
+        future: Future[T] = Future()
+        self._calls.put((future, call, args))
+        return future
+
+    def close(self) -> None:
+        self._calls.put(None)
 
 
 def build_frameworks(
@@ -87,7 +121,11 @@ class Scheduler:
         inline_binding: bool = False,
         binding_workers: int = 16,
         metrics: SchedulerMetrics | None = None,
+        plugin_timeout: float | None = None,
     ) -> None:
+        """``plugin_timeout``: the longest a plugin call of the scheduling cycle (PreFilter to
+        NormalizeScore, and PostFilter) may take; past it the pod's cycle ends with an Error
+        naming the plugin and the scheduler goes on with the next pod. ``None``: no limit."""
         self.config = config
         self.backend = backend
         self.metrics = metrics
@@ -120,6 +158,8 @@ class Scheduler:
         self.attempts: dict[str, Attempt] = {}
         self._attempts_lock = threading.Lock()
         self._stop = threading.Event()
+        self.plugin_timeout = plugin_timeout
+        self._cycle_runner: _CycleRunner | None = None
         #: Called after each scheduling attempt (metrics, tests).
         self.on_attempt: Callable[[Attempt, float], None] | None = None
 
@@ -158,6 +198,8 @@ class Scheduler:
         self._stop.set()
         self.queue.close()
         self._binder.shutdown(wait=wait_for_bindings)
+        if self._cycle_runner is not None:
+            self._cycle_runner.close()
 
     def wait_for_bindings(self, timeout: float | None = None) -> bool:
         """Block until no binding cycle is running; False on timeout."""
@@ -179,9 +221,19 @@ class Scheduler:
         state = CycleState()
         self.cache.update_snapshot(self.snapshot)
         try:
-            result = self.algorithm.schedule(framework, state, pod, self.snapshot)
+            result = self._within_time_limit(
+                framework, self.algorithm.schedule, framework, state, pod, self.snapshot
+            )
         except FitError as fit:
-            nominated = self._post_filter(framework, state, pod, fit)
+            try:
+                nominated = self._within_time_limit(
+                    framework, self._post_filter, framework, state, pod, fit
+                )
+            except CycleError as exc:
+                self._fail(
+                    info, REASON_SCHEDULER_ERROR, exc.status.message(), set(), started, error=True
+                )
+                return True
             self._fail(
                 info,
                 REASON_UNSCHEDULABLE,
@@ -214,6 +266,40 @@ class Scheduler:
         # arrive while it waits at Permit or binds still count if it comes back.
         self._start_binding(framework, state, info, node, started)
         return True
+
+    def _within_time_limit(self, framework: Framework, call: Callable[..., T], *args: Any) -> T:
+        """``call(*args)``, given at most ``plugin_timeout`` seconds when one is set.
+
+        Python cannot stop a thread, so the call runs on a cycle thread of its own; one that
+        does not return in time is left behind (its result, if it ever comes, is dropped) and
+        the next cycle gets a fresh thread. The plugin running at that moment is named in the
+        Error, as a plugin that raises is.
+        """
+        if not self.plugin_timeout:
+            return call(*args)
+        if self._cycle_runner is None:
+            self._cycle_runner = _CycleRunner()
+        future = self._cycle_runner.submit(call, *args)
+        try:
+            return future.result(timeout=self.plugin_timeout)
+        except FutureTimeout:
+            point, plugin = framework.running()
+            self._cycle_runner.close()
+            self._cycle_runner = None
+            log.error(
+                '%s plugin "%s" did not return within %gs; its cycle is abandoned',
+                point,
+                plugin,
+                self.plugin_timeout,
+            )
+            raise CycleError(
+                Status(
+                    Code.ERROR,
+                    f'running {point} plugin "{plugin}": did not return within '
+                    f"{self.plugin_timeout:g}s",
+                    plugin=plugin,
+                )
+            ) from None
 
     def _post_filter(
         self, framework: Framework, state: CycleState, pod: Pod, fit: FitError

@@ -19,13 +19,6 @@ from kubesched.manifests import parse_cluster
 from kubesched.registry import Registry
 from kubesched.simulate import simulate
 
-#: The core lacks the fix for what these find (docs/reliability.md, "Core changes").
-CORE_STRINGS = pytest.mark.xfail(
-    strict=True,
-    reason="core: a non-string kind, name, namespace or nodeName crashes the manifest parser "
-    "and the cache (TypeError: unhashable) instead of a ManifestError/ObjectError",
-)
-
 EXAMPLE = Path(__file__).resolve().parents[2] / "core" / "kubesched" / "examples" / "cluster.yaml"
 CLUSTER = yaml.safe_load(EXAMPLE.read_text())
 NODE = CLUSTER["items"][0]
@@ -304,7 +297,6 @@ def test_the_example_is_parsed(registry):
         parse_cluster("kind: Pod\nmetadata: {}\n")
 
 
-@CORE_STRINGS
 @pytest.mark.parametrize(
     "text",
     [

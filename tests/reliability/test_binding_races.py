@@ -9,7 +9,6 @@ import json
 import re
 import time
 
-import pytest
 from faultproxy import BINDING, Fault
 from reliability_support import PODS, check_exactly_once, successful_binds, wait_for
 
@@ -198,11 +197,6 @@ def test_bind_with_no_answer_times_out_and_is_retried(scenario, proxy, figure):
     check_exactly_once(scenario, proxy, names, figure, fault_ended=began)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: KubernetesBackend.bind treats 409 as final and drops the pod; a 409 the "
-    "apiserver did not mean as 'already bound' loses the pod (fix in docs/reliability.md)",
-)
 def test_bind_conflict_that_did_not_bind_loses_no_pod(scenario, proxy, figure):
     """The first Bind of a tenth of the pods answers 409 Conflict although nothing bound them
     (a conflict from a layer in between, or a stale one): kube-scheduler requeues on any bind

@@ -118,11 +118,6 @@ def test_leader_failover(scenario, sa_kubeconfig, figure, replicas, how):
             p.stop()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: KubernetesBackend checks the Lease before the rate limiter, not before "
-    "sending, and writes pod status while not leading (fix in docs/reliability.md)",
-)
 def test_no_write_leaves_once_leadership_is_lost(scenario, proxy):
     """The Lease is lost while a Bind waits in the client's rate limiter: nothing may be sent
     after that, neither the Binding nor a status patch nor a victim's deletion."""

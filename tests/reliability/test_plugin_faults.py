@@ -107,16 +107,7 @@ def _release_hung_plugins():
 @pytest.mark.parametrize(
     "case",
     [
-        pytest.param(
-            "hangs",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="core: no time limit on plugin calls; a hung Filter stops all scheduling "
-                "(Scheduler(plugin_timeout=...), fix in docs/reliability.md)",
-            ),
-        )
-        if name == "hangs"
-        else name
+        name
         for name in CASES
     ],
 )

@@ -17,7 +17,7 @@ from ..backends.base import BindError, EventHandler
 from ..objects import Node, Pod
 from .informer import Informer
 from .recorder import EventRecorder
-from .transport import ApiError, Transport
+from .transport import NOT_SENT, ApiError, Transport
 
 __all__ = ["KubernetesBackend"]
 
@@ -49,6 +49,8 @@ def _ignore(*_args: Any) -> None:
 
 #: Terminal pods hold no resources; kube-scheduler's pod informer leaves them out the same way.
 NON_TERMINAL_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+
+NOT_LEADER = "not the leader: binding refused"
 
 
 def _pod_path(pod: Pod, sub: str = "") -> str:
@@ -171,7 +173,7 @@ class KubernetesBackend:
     def bind(self, pod: Pod, node_name: str) -> None:
         """POST a Binding (the apiserver sets nodeName and PodScheduled=True)."""
         if not self.can_bind():
-            raise BindError("not the leader: binding refused", retryable=True)
+            raise BindError(NOT_LEADER, retryable=True)
         body = {
             "apiVersion": "v1",
             "kind": "Binding",
@@ -179,16 +181,23 @@ class KubernetesBackend:
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
         try:
-            self.transport.request("POST", _pod_path(pod, "binding"), body=body)
+            self.transport.request(
+                "POST", _pod_path(pod, "binding"), body=body, guard=self.can_bind
+            )
         except ApiError as exc:
-            # Gone, or already bound / being deleted: retrying cannot help.
-            raise BindError(
-                exc.message or str(exc), retryable=exc.status not in (404, 409)
-            ) from None
+            if exc.reason == NOT_SENT:
+                raise BindError(NOT_LEADER, retryable=True) from None
+            # Gone: retrying cannot help. Any other refusal (a 409 included) goes back to the
+            # queue, as in kube-scheduler: when the pod was really bound elsewhere, the watch
+            # removes it from the queue, so a conflict the apiserver did not mean as "already
+            # bound" loses no pod.
+            raise BindError(exc.message or str(exc), retryable=exc.status != 404) from None
 
     def report_failure(
         self, pod: Pod, reason: str, message: str, nominated_node_name: str | None
     ) -> None:
+        if not self.can_bind():  # a deposed leader writes nothing: its successor owns the pod
+            return
         self._status_pool.submit(self._patch_failure, pod, reason, message, nominated_node_name)
         if self.recorder is not None:
             self.recorder.record(
@@ -236,9 +245,10 @@ class KubernetesBackend:
                 _pod_path(pod, "status"),
                 body=patch,
                 content_type="application/strategic-merge-patch+json",
+                guard=self.can_bind,
             )
         except ApiError as exc:
-            if exc.status != 404:
+            if exc.status != 404 and exc.reason != NOT_SENT:
                 log.warning("updating the status of pod %s failed: %s", pod.key, exc)
 
     def report_scheduled(self, pod: Pod, node_name: str) -> None:
@@ -255,7 +265,7 @@ class KubernetesBackend:
     def delete_pod(self, pod: Pod) -> None:
         body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": pod.uid}}
         try:
-            self.transport.request("DELETE", _pod_path(pod), body=body)
+            self.transport.request("DELETE", _pod_path(pod), body=body, guard=self.can_bind)
         except ApiError as exc:
             if exc.status != 404:
                 raise

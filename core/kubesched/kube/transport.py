@@ -11,14 +11,17 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-__all__ = ["ApiError", "TokenBucket", "Transport"]
+__all__ = ["NOT_SENT", "ApiError", "TokenBucket", "Transport"]
+
+#: ``ApiError.reason`` of a request that a guard kept from being sent.
+NOT_SENT = "NotSent"
 
 
 class ApiError(Exception):
@@ -82,8 +85,13 @@ class Transport:
         body: Any = None,
         content_type: str = "application/json",
         timeout: float | tuple[float, float] | None = None,
+        guard: Callable[[], bool] | None = None,
     ) -> Any:
         self.limiter.take()
+        # Checked after the rate limiter, which may have slept: a leader that lost its Lease
+        # meanwhile must not send what it decided while it led.
+        if guard is not None and not guard():
+            raise ApiError(0, NOT_SENT, f"{method} {path}: not sent: no longer allowed to write")
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
@@ -114,9 +122,12 @@ class Transport:
         body: Any = None,
         content_type: str = "application/json",
         timeout: float | None = None,
+        guard: Callable[[], bool] | None = None,
     ) -> Any:
-        """Send and decode the JSON answer (``None`` for an empty body)."""
-        response = self._send(method, path, query, body, content_type, timeout)
+        """Send and decode the JSON answer (``None`` for an empty body). ``guard`` is asked
+        right before sending; when it says False nothing is sent (``ApiError``, reason
+        :data:`NOT_SENT`)."""
+        response = self._send(method, path, query, body, content_type, timeout, guard)
         data = response.read()
         return json.loads(data) if data else None
 
