@@ -4,37 +4,42 @@
                         [--arrival burst,backlog] [--rounds N] [--contenders a,b,c]
                         [--memory-nodes N,...] [--memory-pods N] [--no-api] [--no-memory]
                         [--out docs/benchmarks.md] [--json PATH] [--workdir DIR]
+    python -m bench render RESULTS.json [--out docs/benchmarks.md]
 
 Without options: SchedulingBasic at 500 nodes / 1,000 pods and 5,000 / 5,000, Mixed at
 1,000 / 1,000, each with pods arriving both ways (backlog: throughput; burst: latency), and
 SchedulingBasic 5,000 / 10,000 as a backlog (peak RSS); the three contenders, 3 rounds each.
 Before those, the in-memory runs at 100, 1,000 and 5,000 nodes and a profile at 5,000.
 ``--out`` rewrites the generated block of that Markdown file; ``--quick`` is the seconds-long
-smoke run CI does.
+smoke run CI does. ``render`` writes the Markdown of a ``--json`` file again (after a change
+to bench/report.py) without running anything.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import os
 import platform
 import shlex
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from kubesched.testing.controlplane import find_binaries
 
-from .api import CaseResult, run_case
+from .api import CaseResult, RunResult, run_case
 from .cluster import APISERVER_ARGS, BenchCluster
 from .contenders import CONTENDERS, QPS, profile_check
 from .memory import MemoryResult, ProfileResult, profile_run, run_sizes
 from .report import Conditions, render, update_doc
 from .workloads import BASIC, MIXED, WORKLOADS, Case, parse_size
 
-__all__ = ["default_cases", "main", "quick_cases"]
+__all__ = ["default_cases", "load_results", "main", "quick_cases", "save_results"]
 
 ARRIVALS = ("burst", "backlog")
 
@@ -98,9 +103,78 @@ def _software(binaries: Path | None) -> str:
 
     control_plane = binaries.name if binaries is not None else "no control plane"
     return (
-        f"Python {platform.python_version()}, kubesched {version('kubesched')}, "
+        f"Python {platform.python_version()}, kubesched {version('kubesched')}{_commit()}, "
         f"kubernetes client {version('kubernetes')}, control plane {control_plane}"
     )
+
+
+def _commit() -> str:
+    """`` at <commit>`` of the checkout (``+`` when it has changes), or nothing outside git."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--", "core", "plugins"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return f" at {head}{'+' if dirty else ''}"
+
+
+def save_results(
+    path: Path,
+    conditions: Conditions,
+    cases: list[CaseResult],
+    memory: list[MemoryResult],
+    profile: ProfileResult | None,
+) -> None:
+    data = {
+        "conditions": conditions.__dict__,
+        "cases": [c.to_dict() for c in cases],
+        "memory": [m.to_dict() for m in memory],
+        "profile": profile.to_dict() if profile else None,
+    }
+    path.write_text(json.dumps(data, indent=1))
+
+
+def _build(cls: type, data: dict[str, Any]) -> Any:
+    """A dataclass from its JSON form, leaving out the derived keys ``to_dict`` added."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def load_results(
+    path: Path,
+) -> tuple[Conditions, list[CaseResult], list[MemoryResult], ProfileResult | None]:
+    """What :func:`save_results` wrote, as the objects :func:`render` takes."""
+    data = json.loads(path.read_text())
+    cases = []
+    for case_data in data["cases"]:
+        case = _build(CaseResult, case_data)
+        case.runs = [_build(RunResult, run) for run in case_data["runs"]]
+        cases.append(case)
+    memory = [_build(MemoryResult, m) for m in data["memory"]]
+    profile = None
+    if data.get("profile"):
+        fields = data["profile"]
+        profile = ProfileResult(
+            fields["nodes"],
+            fields["pods"],
+            fields["profiled_seconds"],
+            [tuple(row) for row in fields["points"]],
+            [tuple(row) for row in fields["plugins"]],
+            [tuple(row) for row in fields["core"]],
+            [tuple(row) for row in fields["top"]],
+        )
+    return _build(Conditions, data["conditions"]), cases, memory, profile
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -120,7 +194,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     run.add_argument("--out", type=Path, help="Markdown file whose generated block to rewrite")
     run.add_argument("--json", type=Path, help="write every run's figures here")
     run.add_argument("--workdir", type=Path, help="keep logs and the control plane's files here")
+    again = commands.add_parser("render", help="the Markdown of a --json file, without running")
+    again.add_argument("results", type=Path, help="a file written by run --json")
+    again.add_argument("--out", type=Path, help="Markdown file whose generated block to rewrite")
     args = parser.parse_args(argv)
+    if args.command == "render":
+        return args
     if args.arrival and any(a not in ARRIVALS for a in _split(args.arrival)):
         parser.error(f"--arrival: choose from {', '.join(ARRIVALS)}")
     contenders = _split(args.contenders)
@@ -136,6 +215,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.command == "render":
+        block = render(*load_results(args.results))
+        print(block)
+        if args.out is not None:
+            update_doc(args.out, block)
+            print(f"wrote {args.out}")
+        return 0
     quick = args.quick
     rounds = args.rounds or (1 if quick else 3)
     memory_nodes = [int(n) for n in _split(args.memory_nodes or "")] or (
@@ -193,17 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         update_doc(args.out, block)
         print(f"wrote {args.out}")
     if args.json is not None:
-        args.json.write_text(
-            json.dumps(
-                {
-                    "conditions": conditions.__dict__,
-                    "cases": [c.to_dict() for c in cases],
-                    "memory": [m.to_dict() for m in memory],
-                    "profile": profile.to_dict() if profile else None,
-                },
-                indent=1,
-            )
-        )
+        save_results(args.json, conditions, cases, memory, profile)
         print(f"wrote {args.json}")
     incomplete = [r for c in cases for r in c.runs if not r.complete]
     for run in incomplete:

@@ -155,6 +155,15 @@ def test_quick_run_through_every_contender(tmp_path: Path) -> None:
     assert data["profile"]["points"]
 
     text = doc.read_text()
+    again = subprocess.run(
+        [sys.executable, "-m", "bench", "render", str(results)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stdout.split(BEGIN, 1)[1].split(END, 1)[0] in text  # the same Markdown again
     assert "## Reading watch events" in text
     assert text.count(BEGIN) == 1 and END in text
     for heading in (
