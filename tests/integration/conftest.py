@@ -10,7 +10,6 @@ skip with one line saying what is missing.
 from __future__ import annotations
 
 import os
-import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,7 +19,6 @@ import pytest
 from kubernetes import client
 
 from kubesched.testing.controlplane import (
-    BIN_DIR_ENV,
     KUBECONFIG_ENV,
     Binaries,
     Cluster,
@@ -32,6 +30,7 @@ from kubesched.testing.controlplane import (
     find_binaries,
     new_api_client,
     ready_node,
+    what_is_missing,
 )
 
 IN_CI = os.environ.get("CI") == "true"
@@ -59,16 +58,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _what_is_missing() -> str | None:
-    """Why no control plane can be had here, found without building anything; None if one can."""
-    if os.environ.get(KUBECONFIG_ENV) or shutil.which("go"):
-        return None
-    try:
-        find_binaries(build=False, build_script=BUILD_SCRIPT)
-    except ControlPlaneUnavailable as e:
-        if os.environ.get(BIN_DIR_ENV):
-            return str(e)
-        return f"no Go and no built binaries; install Go >= 1.26 or set {KUBECONFIG_ENV}"
-    return None
+    return what_is_missing(BUILD_SCRIPT)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

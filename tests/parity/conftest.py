@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -30,7 +29,6 @@ from parity_runner import PROFILE, ParitySettings, ParityStats, ReferenceRunner,
 
 from kubesched.registry import Registry
 from kubesched.testing.controlplane import (
-    BIN_DIR_ENV,
     KUBECONFIG_ENV,
     Binaries,
     Cluster,
@@ -40,6 +38,7 @@ from kubesched.testing.controlplane import (
     ExistingCluster,
     find_binaries,
     new_api_client,
+    what_is_missing,
 )
 
 IN_CI = os.environ.get("CI") == "true"
@@ -86,16 +85,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _what_is_missing() -> str | None:
-    """Why no control plane can be had here, found without building anything; None if one can."""
-    if os.environ.get(KUBECONFIG_ENV) or shutil.which("go"):
-        return None
-    try:
-        find_binaries(build=False, build_script=BUILD_SCRIPT)
-    except ControlPlaneUnavailable as e:
-        if os.environ.get(BIN_DIR_ENV):
-            return str(e)
-        return f"no Go and no built binaries; install Go >= 1.26 or set {KUBECONFIG_ENV}"
-    return None
+    return what_is_missing(BUILD_SCRIPT)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

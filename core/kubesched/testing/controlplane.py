@@ -15,6 +15,8 @@ The binaries come from ``tests/controlplane/build.sh`` (see its README), found b
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import ssl
 import sys
 import time
@@ -60,6 +62,7 @@ __all__ = [
     "find_binaries",
     "new_api_client",
     "ready_node",
+    "what_is_missing",
 ]
 
 
@@ -388,6 +391,20 @@ class ExistingCluster(Cluster):
         self._stop_schedulers()
         self._kubeconfigs.clear()
         self._remove_workdir()
+
+
+def what_is_missing(build_script: Path | None = None) -> str | None:
+    """Why no control plane can be had here, found without building anything; None if one can
+    (an existing cluster is named, Go can build one, or the binaries are already built)."""
+    if os.environ.get(KUBECONFIG_ENV) or shutil.which("go"):
+        return None
+    try:
+        find_binaries(build=False, build_script=build_script)
+    except ControlPlaneUnavailable as e:
+        if os.environ.get(BIN_DIR_ENV):
+            return str(e)
+        return f"no Go and no built binaries; install Go >= 1.26 or set {KUBECONFIG_ENV}"
+    return None
 
 
 def _parse_identity(text: str) -> tuple[str, list[str]]:
