@@ -105,7 +105,7 @@ def _simulate(
     config = default_config(registry)
     data = cluster(nodes, pods)
     wall, cpu = time.perf_counter(), time.process_time()
-    result = simulate(data, config, registry, seed=0, on_scheduler=on_scheduler)
+    result = simulate(data, config, registry, seed=0, on_scheduler=on_scheduler, tune_gc=True)
     return result.scheduled, time.perf_counter() - wall, time.process_time() - cpu
 
 

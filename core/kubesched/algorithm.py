@@ -6,13 +6,14 @@ number of feasible nodes to look for, scores summed by weight, ties broken at ra
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .cycle_state import CycleState
-from .framework import Framework
+from .framework import Framework, NodeScores
 from .nodeinfo import NodeInfo
 from .objects import Pod
 from .results import NodeToStatus
@@ -107,8 +108,14 @@ class ScheduleResult:
     node_name: str
     evaluated_nodes: int
     feasible_nodes: int
-    #: plugin -> node -> weighted score (empty when there was nothing to score).
-    scores: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: The Score point's outcome (``None`` when there was nothing to score).
+    node_scores: NodeScores | None = None
+
+    @property
+    def scores(self) -> dict[str, dict[str, int]]:
+        """plugin -> node -> weighted score (empty when there was nothing to score); built on
+        first use, as only reports read it."""
+        return self.node_scores.by_plugin if self.node_scores is not None else {}
 
 
 class CycleError(Exception):
@@ -143,13 +150,14 @@ class SchedulingAlgorithm:
         if num_nodes == 0:
             # kube-scheduler: UnschedulableAndUnresolvable (reason Unschedulable), not an Error.
             raise CycleError(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_NODES_AVAILABLE))
+        state.signature = fw.sign_pod(pod)
         feasible, diagnosis = self.find_nodes_that_fit(fw, state, pod, snapshot)
         if not feasible:
             raise FitError(pod, num_nodes, diagnosis)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
         scores = self.prioritize(fw, state, pod, feasible)
-        node = self.select_host(feasible, scores)
+        node = self.select_host(feasible, scores.totals)
         return ScheduleResult(
             node, len(feasible) + len(diagnosis.node_to_status), len(feasible), scores
         )
@@ -221,15 +229,28 @@ class SchedulingAlgorithm:
         feasible: list[NodeInfo] = []
         start = self.next_start_node_index % total
         processed = 0
-        # Nominated pods (preemption) are rare: only then pay for the per-node check.
-        run_filter = (
-            fw.run_filter_with_nominated_pods if fw.handle.has_nominated_pods() else fw.run_filter
-        )
+        # Nominated pods (preemption) are rare: only then pay for the per-node check (and then
+        # results are not reused: they depend on the nominated pods too).
+        if fw.handle.has_nominated_pods():
+            run_filter, reusable = fw.run_filter_with_nominated_pods, None
+        else:
+            run_filter, reusable = fw.run_filter, fw.filter_results(state)
         statuses = diagnosis.node_to_status
-        for offset in range(total):
-            info = nodes[(start + offset) % total]
+        reused = reusable.get if reusable is not None else None
+        for info in itertools.chain(
+            itertools.islice(nodes, start, None), itertools.islice(nodes, start)
+        ):
             processed += 1
-            status = run_filter(state, pod, info)
+            if reused is None:
+                status = run_filter(state, pod, info)
+            else:
+                entry = reused(info.name)
+                if entry is not None and entry[0] == info.generation:
+                    status = entry[1]
+                else:
+                    status = run_filter(state, pod, info)
+                    if status is None or status.code is not Code.ERROR:
+                        reusable[info.name] = (info.generation, status)  # type: ignore[index]
             if status is None:
                 feasible.append(info)
                 if len(feasible) >= to_find:
@@ -244,9 +265,9 @@ class SchedulingAlgorithm:
 
     def prioritize(
         self, fw: Framework, state: CycleState, pod: Pod, feasible: list[NodeInfo]
-    ) -> dict[str, dict[str, int]]:
+    ) -> NodeScores:
         if not fw.has_score_plugins():
-            return {}
+            return NodeScores([], {}, [0] * len(feasible))
         started = time.perf_counter()
         status = fw.run_pre_score(state, pod, feasible)
         self._observed("PreScore", fw, started, status)
@@ -259,17 +280,13 @@ class SchedulingAlgorithm:
             raise CycleError(status)
         return scores
 
-    def select_host(self, feasible: list[NodeInfo], scores: dict[str, dict[str, int]]) -> str:
-        """The highest total; among equal totals, each has the same chance (reservoir)."""
-        best = ""
-        best_total = -1
-        ties = 0
-        for info in feasible:
-            total = sum(per_node.get(info.name, 0) for per_node in scores.values())
-            if total > best_total:
-                best, best_total, ties = info.name, total, 1
-            elif total == best_total:
-                ties += 1
-                if self.rng.randrange(ties) == 0:
-                    best = info.name
-        return best
+    def select_host(self, feasible: list[NodeInfo], totals: list[int]) -> str:
+        """The highest total (``totals`` aligned with ``feasible``); among equal totals, each
+        has the same chance, as with kube-scheduler's selectHost (one draw among the ties
+        rather than its reservoir's draw per tie: the same distribution, fewer draws)."""
+        if not totals:
+            return ""
+        best_total = max(totals)
+        ties = [i for i, total in enumerate(totals) if total == best_total]
+        best = ties[0] if len(ties) == 1 else ties[self.rng.randrange(len(ties))]
+        return feasible[best].name

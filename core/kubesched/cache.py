@@ -51,8 +51,7 @@ class Cache:
                     self._membership_changed = True
                 if info.node is None or info.node.images != node.images:
                     self._images_changed = True
-                info.node = node
-                info.generation += 1
+                info.set_node(node)
             self._dirty.add(node.name)
 
     update_node = add_node
@@ -65,7 +64,7 @@ class Cache:
             # Pods still bound to a deleted node keep counting until they are deleted
             # (kube-scheduler keeps such a "ghost" NodeInfo); the node itself is gone.
             if info.pods:
-                info.node = None
+                info.set_node(None)
             else:
                 del self._nodes[node.name]
             self._membership_changed = True

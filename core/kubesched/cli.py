@@ -82,7 +82,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         result, recorder = explain_cli.simulate_explained(cluster, config, registry, args.seed)
         explain_cli.write_simulation(result, recorder, args.output, out)
         return EXIT_OK
-    result = simulate(cluster, config, registry, seed=args.seed)
+    result = simulate(cluster, config, registry, seed=args.seed, tune_gc=True)
     if args.output == "json":
         json.dump(result.to_dict(), out, indent=2)
         print(file=out)

@@ -8,7 +8,10 @@ here which plugins asked to skip their Filter or Score.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .signature import PodSignature
 
 __all__ = ["CycleState"]
 
@@ -16,12 +19,14 @@ __all__ = ["CycleState"]
 class CycleState:
     """A per-cycle key/value store; values should be treated as read-only after PreFilter."""
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "signature", "skip_filter_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        #: The pod's signature, set by the framework when results may be reused across pods.
+        self.signature: PodSignature | None = None
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value
@@ -47,4 +52,5 @@ class CycleState:
         }
         other.skip_filter_plugins = set(self.skip_filter_plugins)
         other.skip_score_plugins = set(self.skip_score_plugins)
+        other.signature = None  # a what-if state is never filed under the pod's signature
         return other

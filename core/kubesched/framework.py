@@ -24,6 +24,7 @@ from .nodeinfo import NodeInfo
 from .objects import Pod
 from .registry import Registry
 from .results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
+from .signature import PodSignature, ResultMemo, signature_key
 from .status import Code, Status
 from .waiting_pods import WaitingPod
 
@@ -53,6 +54,39 @@ class PluginCall:
     plugin: str
     call: Callable[..., Any]
     weight: int = 1
+
+
+class NodeScores:
+    """A Score point's outcome: each plugin's weighted scores and each node's total, aligned
+    with the nodes scored; :attr:`by_plugin` as node-keyed dicts, built on first use."""
+
+    __slots__ = ("_by_plugin", "columns", "names", "totals")
+
+    def __init__(self, names: list[str], columns: dict[str, list[int]], totals: list[int]) -> None:
+        self.names = names
+        #: plugin -> weighted score per node.
+        self.columns = columns
+        #: The weighted sum per node.
+        self.totals = totals
+        self._by_plugin: dict[str, dict[str, int]] | None = None
+
+    @property
+    def by_plugin(self) -> dict[str, dict[str, int]]:
+        """plugin -> node -> weighted score."""
+        if self._by_plugin is None:
+            self._by_plugin = {
+                plugin: dict(zip(self.names, column, strict=True))
+                for plugin, column in self.columns.items()
+            }
+        return self._by_plugin
+
+
+class _ScoreFailed(Exception):
+    """A Score plugin returned a failure Status (carried to ``run_score``)."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
 
 
 def _adapt(
@@ -102,6 +136,21 @@ class Framework:
             "events_to_register", [(name, 1) for name in self.plugins]
         )
         self._score_weights = {c.plugin: c.weight for c in self._calls["score"]}
+        # Plugins whose results depend on the pod being scheduled: each must sign a pod for its
+        # Filter or Score results to be reused for the next pod like it (signature.py).
+        candidates = list(
+            dict.fromkeys(
+                c.plugin
+                for hook in ("pre_filter", "filter", "pre_score", "score")
+                for c in self._calls[hook]
+            )
+        )
+        self._calls["sign_pod"] = self._ordered_calls("sign_pod", [(n, 1) for n in candidates])
+        signers = {c.plugin for c in self._calls["sign_pod"]}
+        self._never_signed = frozenset(n for n in candidates if n not in signers)
+        #: Reuse Filter/Score results across pods with the same signature (off: always call).
+        self.reuse_results = True
+        self.memo = ResultMemo()
         # The scheduling-cycle point and plugin call being run (read only when a call overruns
         # the scheduler's plugin time limit, to name the culprit).
         self._point = ""
@@ -210,6 +259,43 @@ class Framework:
             except Exception as exc:
                 self._crash("EventsToRegister", c.plugin, exc)
         return events
+
+    def sign_pod(self, pod: Pod) -> PodSignature | None:
+        """The pod's signature over the plugins that can sign it; ``None`` when results are not
+        reused at all (``reuse_results`` off)."""
+        if not self.reuse_results:
+            return None
+        fragments: list[tuple[str, Any]] = []
+        unsigned = set(self._never_signed)
+        for c in self._calls["sign_pod"]:
+            try:
+                fragment = c.call(pod)
+            except Exception as exc:
+                self._crash("SignPod", c.plugin, exc)
+                unsigned.add(c.plugin)
+                continue
+            if isinstance(fragment, Status):
+                if not fragment.is_success():
+                    unsigned.add(c.plugin)
+                continue
+            if fragment is not None:
+                fragments.append((c.plugin, fragment))
+        key = signature_key(self.name, fragments)
+        if key is None:  # a plugin signed with something that is not JSON data: sign nothing
+            return PodSignature("", frozenset(c.plugin for c in self._calls["sign_pod"]) | unsigned)
+        return PodSignature(key, frozenset(unsigned))
+
+    def filter_results(self, state: CycleState) -> dict[str, tuple[int, Any]] | None:
+        """The table of reusable Filter statuses for this cycle's pod (node name ->
+        ``(generation, status)``), or ``None`` when a Filter that runs did not sign it."""
+        signature = state.signature
+        if signature is None:
+            return None
+        skip = state.skip_filter_plugins
+        running = [c.plugin for c in self._calls["filter"] if c.plugin not in skip]
+        if not signature.covers(running):
+            return None
+        return self.memo.table(("filter", signature.key, tuple(running)))
 
     def run_pre_enqueue(self, pod: Pod) -> Status:
         for c in self._calls["pre_enqueue"]:
@@ -408,48 +494,97 @@ class Framework:
 
     def run_score(
         self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
-    ) -> tuple[dict[str, dict[str, int]], Status]:
-        """Per plugin, per node: the normalized score times the plugin's weight."""
-        normalizers = {c.plugin: c for c in self._calls["normalize_score"]}
-        out: dict[str, dict[str, int]] = {}
+    ) -> tuple[NodeScores, Status]:
+        """Per plugin, per node: the normalized score times the plugin's weight, and each node's
+        total (aligned with ``nodes``).
+
+        Raw scores come from the signature's table where the node is unchanged
+        (``filter_results`` explains when); NormalizeScore always runs over this cycle's nodes.
+        """
+        skip = state.skip_score_plugins
+        calls = [c for c in self._calls["score"] if c.plugin not in skip]
         self._point = "Score"
-        for c in self._calls["score"]:
-            if c.plugin in state.skip_score_plugins:
-                continue
-            self._current = c
-            scores: dict[str, int] = {}
-            try:
-                for info in nodes:
-                    value = c.call(state, pod, info)
-                    if isinstance(value, Status):
-                        if value.is_success():
-                            value = 0
-                        else:
-                            return out, value.with_plugin(c.plugin)
-                    scores[info.name] = int(value)
-                normalizer = normalizers.get(c.plugin)
-                if normalizer is not None:
+        if not calls:
+            return NodeScores([info.name for info in nodes], {}, [0] * len(nodes)), (
+                Status.success()
+            )
+        names = [info.name for info in nodes]
+        try:
+            columns = self._raw_scores(calls, state, pod, nodes)
+        except _ScoreFailed as failed:
+            return NodeScores(names, {}, []), failed.status
+        except Exception as exc:
+            plugin = self._current.plugin if self._current is not None else "?"
+            return NodeScores(names, {}, []), self._crash("Score", plugin, exc)
+        normalizers = {c.plugin: c for c in self._calls["normalize_score"]}
+        by_plugin: dict[str, list[int]] = {}
+        weighted: list[list[int]] = []
+        for c, column in zip(calls, columns, strict=True):
+            normalizer = normalizers.get(c.plugin)
+            if normalizer is not None:
+                self._current = normalizer
+                scores = dict(zip(names, column, strict=True))
+                try:
                     status = self._status(
                         normalizer.call(state, pod, scores), c.plugin, "NormalizeScore"
                     )
-                    if not status.is_success():
-                        return out, status
-            except Exception as exc:
-                return out, self._crash("Score", c.plugin, exc)
-            for node, value in scores.items():
-                if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
-                    return out, Status(
-                        Code.ERROR,
-                        f'plugin "{c.plugin}" returns an invalid score '
-                        f"{value} for node {node!r}, it should be in the range "
-                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                        plugin=c.plugin,
-                    )
-            out[c.plugin] = {node: value * c.weight for node, value in scores.items()}
-        return out, Status.success()
+                except Exception as exc:
+                    return NodeScores(names, by_plugin, []), self._crash("Score", c.plugin, exc)
+                if not status.is_success():
+                    return NodeScores(names, by_plugin, []), status
+                column = [scores[name] for name in names]
+            if column and not (MIN_NODE_SCORE <= min(column) and max(column) <= MAX_NODE_SCORE):
+                node, value = next(
+                    (n, v)
+                    for n, v in zip(names, column, strict=True)
+                    if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE
+                )
+                return NodeScores(names, by_plugin, []), Status(
+                    Code.ERROR,
+                    f'plugin "{c.plugin}" returns an invalid score '
+                    f"{value} for node {node!r}, it should be in the range "
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                    plugin=c.plugin,
+                )
+            if c.weight != 1:
+                column = [value * c.weight for value in column]
+            by_plugin[c.plugin] = column
+            weighted.append(column)
+        totals = weighted[0] if len(weighted) == 1 else list(map(sum, zip(*weighted, strict=True)))
+        return NodeScores(names, by_plugin, totals), Status.success()
+
+    def _raw_scores(
+        self, calls: list[PluginCall], state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> list[list[int]]:
+        """Each plugin's raw scores over ``nodes`` (one list per call), reused from the pod
+        signature's table for nodes unchanged since it was filled."""
+        signature = state.signature
+        plugins = tuple(c.plugin for c in calls)
+        if signature is None or not signature.covers(list(plugins)):
+            return [[self._score_one(c, state, pod, info) for info in nodes] for c in calls]
+        table = self.memo.table(("score", signature.key, plugins))
+        rows = []
+        for info in nodes:
+            entry = table.get(info.name)
+            if entry is None or entry[0] != info.generation:
+                row = tuple([self._score_one(c, state, pod, info) for c in calls])
+                entry = table[info.name] = (info.generation, row)
+            rows.append(entry[1])
+        return [list(column) for column in zip(*rows, strict=True)]
+
+    def _score_one(self, c: PluginCall, state: CycleState, pod: Pod, info: NodeInfo) -> int:
+        self._current = c
+        value = c.call(state, pod, info)
+        if isinstance(value, Status):
+            if value.is_success():
+                return 0
+            raise _ScoreFailed(value.with_plugin(c.plugin))
+        return int(value)
 
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        self._point = "Reserve"
         for c in self._calls["reserve"]:
+            self._current = c
             try:
                 status = self._status(c.call(state, pod, node_name), c.plugin, "Reserve")
             except Exception as exc:

@@ -128,6 +128,26 @@ def score(state: CycleState, pod: Pod, node_info: NodeInfo) -> int | Status:
 
 
 @hookspec
+def sign_pod(pod: Pod) -> object:
+    """What of ``pod`` this plugin's Filter and Score read, so that results can be reused.
+
+    Two pods with the same signature get the same Filter status and the same Score from this
+    plugin on a node in the same state (kube-scheduler's ``SignPlugin``). Return the fields you
+    read as JSON-serialisable data (e.g. ``pod.tolerations``), ``None`` if you read nothing of
+    the pod, or ``Status.unschedulable(...)`` when this pod cannot be signed (your result also
+    depends on other nodes or other pods' placement). What else a result depends on besides the
+    pod and the node's own state (its ``NodeInfo``) goes into the returned data too (e.g. a
+    cluster-wide count's version).
+
+    While every plugin whose Filter (or Score) runs for a pod signed it, the framework reuses
+    each node's Filter status (or raw scores) from an earlier pod with the same signature, for
+    as long as the node's ``NodeInfo.generation`` is unchanged. A plugin without this hook is
+    never reused, which is always correct and only slower (docs/design.md, "Reusing results
+    across pods").
+    """
+
+
+@hookspec
 def normalize_score(state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
     """After all of this plugin's Score calls: rescale ``scores`` (node name -> score) in place
     to [0, 100]. ``None``: done."""
@@ -205,6 +225,7 @@ COMPANION_HOOKS: dict[str, str] = {
     "pre_filter_add_pod": "preFilter",
     "pre_filter_remove_pod": "preFilter",
     "normalize_score": "score",
+    "sign_pod": "",
     "unreserve": "reserve",
     "events_to_register": "",
 }

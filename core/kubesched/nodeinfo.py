@@ -7,16 +7,32 @@ that request nothing), used host ports, and the pods with (anti-)affinity terms.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
 
 from .objects import CPU, MEMORY, Container, Node, Pod
 
-__all__ = ["DEFAULT_MEMORY_REQUEST", "DEFAULT_MILLI_CPU_REQUEST", "NodeInfo", "pod_requests"]
+__all__ = [
+    "DEFAULT_MEMORY_REQUEST",
+    "DEFAULT_MILLI_CPU_REQUEST",
+    "NodeInfo",
+    "next_generation",
+    "pod_requests",
+]
 
 #: kube-scheduler's defaults for containers without a cpu/memory request, used only for scoring.
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 HUGEPAGES_PREFIX = "hugepages-"
+
+#: One counter for every NodeInfo (kube-scheduler's ``nextGeneration``): a generation names one
+#: state of one node, never two, even across a node deleted and added again or a what-if copy.
+_GENERATIONS = itertools.count(1)
+
+
+def next_generation() -> int:
+    """A generation number no NodeInfo has had before."""
+    return next(_GENERATIONS)
 
 
 def _add(total: dict[str, int], more: Mapping[str, int]) -> None:
@@ -77,6 +93,7 @@ class NodeInfo:
 
     __slots__ = (
         "generation",
+        "name",
         "node",
         "non_zero_requested",
         "pods",
@@ -88,6 +105,9 @@ class NodeInfo:
 
     def __init__(self, node: Node | None = None, pods: Iterable[Pod] = ()) -> None:
         self.node = node
+        #: The node's name ("" while only pods bound to a deleted node are left); a plain
+        #: attribute because every Filter and Score call reads it.
+        self.name = node.name if node is not None else ""
         self.pods: dict[str, Pod] = {}
         self.requested: dict[str, int] = {}
         self.non_zero_requested: dict[str, int] = {}
@@ -95,13 +115,15 @@ class NodeInfo:
         self.used_ports: dict[tuple[str, str, int], int] = {}
         self.pods_with_affinity: dict[str, Pod] = {}
         self.pods_with_required_anti_affinity: dict[str, Pod] = {}
-        self.generation = 0
+        self.generation = next_generation()
         for pod in pods:
             self.add_pod(pod)
 
-    @property
-    def name(self) -> str:
-        return self.node.name if self.node is not None else ""
+    def set_node(self, node: Node | None) -> None:
+        """Replace the node object (an update, or ``None`` once it is deleted)."""
+        self.node = node
+        self.name = node.name if node is not None else ""
+        self.generation = next_generation()
 
     @property
     def allocatable(self) -> Mapping[str, int]:
@@ -144,7 +166,7 @@ class NodeInfo:
         anti = affinity.get("podAntiAffinity") or {}
         if anti.get("requiredDuringSchedulingIgnoredDuringExecution"):
             self._track(self.pods_with_required_anti_affinity, pod, sign)
-        self.generation += 1
+        self.generation = next_generation()
 
     @staticmethod
     def _track(index: dict[str, Pod], pod: Pod, sign: int) -> None:

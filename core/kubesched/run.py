@@ -18,6 +18,7 @@ import uuid
 from dataclasses import dataclass
 
 from .config import SchedulerConfiguration, load_config
+from .gc_tuning import tune_after_initial_sync
 from .kube.backend import KubernetesBackend
 from .kube.connect import api_client_for, credentials_source
 from .kube.recorder import EventRecorder
@@ -152,6 +153,7 @@ class Service:
         started = time.monotonic()
         self.scheduler.start(sync_timeout=self.options.sync_timeout)
         log.info("caches synced in %.1fs", time.monotonic() - started)
+        tune_after_initial_sync()  # for the process's life: never undone
         if self.elector is None:
             self._start_scheduling()
         else:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from .backends.memory import InMemoryBackend
 from .config import SchedulerConfiguration
+from .gc_tuning import tune_after_initial_sync
 from .manifests import Cluster
 from .registry import Registry
 from .scheduler import Scheduler
@@ -73,11 +74,13 @@ def simulate(
     max_rounds: int = 100_000,
     *,
     on_scheduler: Callable[[Scheduler], object] | None = None,
+    tune_gc: bool = False,
 ) -> SimulationResult:
     """Schedule every pending pod that a profile owns; report each one's node or message.
 
     ``on_scheduler`` is given the scheduler before it starts (``kubesched explain`` attaches its
-    recorder there).
+    recorder there). ``tune_gc`` applies :mod:`kubesched.gc_tuning` while it runs (the CLI and
+    the benchmarks do; it is process-wide, so it is undone at the end).
     """
     clock = VirtualClock()
     backend = InMemoryBackend(cluster.nodes, cluster.pods, cluster.objects)
@@ -85,8 +88,11 @@ def simulate(
     if on_scheduler is not None:
         on_scheduler(scheduler)
     progress, last_progress = (0, 0), 0.0
+    undo_gc_tuning: Callable[[], None] | None = None
     try:
         scheduler.start()
+        if tune_gc:
+            undo_gc_tuning = tune_after_initial_sync()
         for _ in range(max_rounds):
             while scheduler.schedule_one(timeout=0):
                 pass
@@ -107,6 +113,8 @@ def simulate(
             clock.now = max(clock.now, expiry)
     finally:
         scheduler.stop()
+        if undo_gc_tuning is not None:
+            undo_gc_tuning()
     gated = {info.pod.uid: info for info in scheduler.queue.parked() if info.gating_plugin}
     result = SimulationResult()
     for pod in cluster.pods:

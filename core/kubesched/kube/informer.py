@@ -107,6 +107,11 @@ class Informer(Generic[T]):
 
     # -- list ----------------------------------------------------------------------------------
     def _parse(self, raw: dict[str, Any]) -> T | None:
+        # managedFields are nearly half of a bound pod's JSON and nothing here reads them;
+        # kube-scheduler's informers drop them as well (a transform on every informer).
+        metadata = raw.get("metadata")
+        if isinstance(metadata, dict):
+            metadata.pop("managedFields", None)
         try:
             return self.parse(raw)
         except ObjectError as exc:

@@ -358,6 +358,8 @@ def _recorded(hook: str, plugin: str, call: Callable[..., Any]) -> Callable[...,
 
 
 def _instrument(framework: Framework) -> None:
+    # Every call is to be seen: none may be answered from an earlier pod's results.
+    framework.reuse_results = False
     calls: dict[str, list[PluginCall]] = framework._calls
     for hook in POINT_NAMES:
         calls[hook] = [

@@ -114,6 +114,12 @@ class ImageLocality:
         return sizes
 
     @hookimpl
+    def sign_pod(self, pod: Pod) -> object:
+        """Score reads the pod's images, and how many nodes hold each: the snapshot's image
+        census version stands for the latter."""
+        return [list(_pod_images(pod)), self.handle.snapshot().images_version]
+
+    @hookimpl
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """0..100: the pod's images on the node, by size and spread across the cluster."""
         node = node_info.node

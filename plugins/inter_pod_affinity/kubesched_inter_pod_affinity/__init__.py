@@ -179,7 +179,17 @@ class InterPodAffinity:
             tuple(sorted(pod.labels.items())),
             tuple(sorted((namespace_labels or {}).items())),
         )
-        return dict(self._tallies.get(question).refresh(nodes, contribution))
+        # Only nodes holding pods with required anti-affinity contribute: the snapshot lists
+        # them, so a cluster without such pods costs nothing here.
+        snapshot = self.handle.snapshot()
+        holders = (
+            snapshot.have_pods_with_required_anti_affinity
+            if nodes is snapshot.node_infos
+            else [info for info in nodes if info.pods_with_required_anti_affinity]
+        )
+        if not holders:
+            return {}
+        return dict(self._tallies.get(question).refresh(holders, contribution))
 
     def _count_incoming(self, s: PreFilterState, nodes: list[NodeInfo]) -> None:
         """The pairs of the pods matching the incoming pod's affinity (all terms) and
@@ -338,11 +348,14 @@ class InterPodAffinity:
             tuple(sorted(namespace_labels.items())),
             hard_weight,
         )
-        totals.append(
-            self._tallies.get(question).refresh(
-                nodes_all, self._existing_terms_contribution(pod, namespace_labels, hard_weight)
+        # Only nodes holding pods with affinity terms contribute (the snapshot lists them).
+        holders = self.handle.snapshot().have_pods_with_affinity
+        if holders:
+            totals.append(
+                self._tallies.get(question).refresh(
+                    holders, self._existing_terms_contribution(pod, namespace_labels, hard_weight)
+                )
             )
-        )
         s = PreScoreState()
         for pairs in totals:
             for (key, value), amount in pairs.items():

@@ -227,6 +227,12 @@ class NodeAffinity:
             scores[node_name] = MAX_NODE_SCORE * value // highest
 
     @hookimpl
+    def sign_pod(self, pod: Pod) -> object:
+        """Filter and Score read the pod's nodeSelector and node affinity (the added affinity
+        of the profile is the same for every pod)."""
+        return [pod.node_selector, _node_affinity(pod)]
+
+    @hookimpl
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """A new node, or new labels on a node, may satisfy the pod's affinity."""
         return [

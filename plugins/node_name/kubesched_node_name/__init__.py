@@ -67,6 +67,11 @@ class NodeName:
         return Status.unresolvable(REASON)
 
     @hookimpl
+    def sign_pod(self, pod: Pod) -> object:
+        """Filter reads ``spec.nodeName`` only."""
+        return pod.node_name
+
+    @hookimpl
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """A new node (it may be the one named); no hint, as in kube-scheduler."""
         return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD))]

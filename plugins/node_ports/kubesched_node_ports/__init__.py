@@ -118,6 +118,11 @@ class NodePorts:
         return Status.unschedulable(REASON)
 
     @hookimpl
+    def sign_pod(self, pod: Pod) -> object:
+        """Filter reads the pod's host ports only."""
+        return [list(port) for port in host_ports(pod)]
+
+    @hookimpl
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """An assigned pod deleted (it may free a port), or a new node."""
         return [

@@ -200,6 +200,11 @@ class NodeResourcesBalancedAllocation:
         return None
 
     @hookimpl
+    def sign_pod(self, pod: Pod) -> object:
+        """Score reads the pod's requests of the configured resources only."""
+        return self._pod_requests(pod)
+
+    @hookimpl
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int | Status:
         """How much the pod would improve the balance of the node's resource use."""
         if not self.args.resources:

@@ -269,6 +269,11 @@ class NodeResourcesFit:
         return self._scorer(requested, allocatable)
 
     @hookimpl
+    def sign_pod(self, pod: Pod) -> object:
+        """Filter reads the pod's requests, Score its requests as scoring counts them."""
+        return [fit_requests(pod), self._pod_score_requests(pod)]
+
+    @hookimpl
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Freed room (an assigned pod deleted or scaled down) or a bigger or new node."""
         return [

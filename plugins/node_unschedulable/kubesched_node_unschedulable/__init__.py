@@ -64,6 +64,11 @@ class NodeUnschedulable:
         return Status.unresolvable(REASON_UNSCHEDULABLE)
 
     @hookimpl
+    def sign_pod(self, pod: Pod) -> object:
+        """Filter reads the pod's tolerations only."""
+        return [[t.key, t.operator, t.value, t.effect] for t in pod.tolerations]
+
+    @hookimpl
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """A new schedulable node, a node uncordoned, or the pod gaining the toleration."""
         return [

@@ -132,6 +132,11 @@ class TaintToleration:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
 
     @hookimpl
+    def sign_pod(self, pod: Pod) -> object:
+        """Filter and Score read the pod's tolerations only."""
+        return [[t.key, t.operator, t.value, t.effect] for t in pod.tolerations]
+
+    @hookimpl
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """A node added or its taints changed, or the pod's tolerations changed."""
         return [

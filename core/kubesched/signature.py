@@ -1,0 +1,79 @@
+"""Reusing Filter and Score results across pods that are scheduled the same way.
+
+The pods of one ReplicaSet ask for the same resources, tolerate the same taints and select the
+same nodes; between two of them, one node of thousands changes (the one the first was placed on).
+kube-scheduler exploits this with pod signatures (``SignPlugin``, v1.35+). Here each plugin
+signs the parts of the pod it reads (the ``sign_pod`` hook); the framework keeps, per signature,
+every node's Filter status and raw Score values, each stamped with the node's
+``NodeInfo.generation``, and reuses them while that generation holds.
+
+A result is reused only when every plugin whose Filter (or Score) runs for the pod signed it, so
+a plugin that depends on other nodes (InterPodAffinity, PodTopologySpread with constraints) or
+that does not implement the hook turns reuse off for the pods it acts on, never on wrong data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["PodSignature", "ResultMemo", "signature_key"]
+
+
+@dataclass(frozen=True, slots=True)
+class PodSignature:
+    """One pod's signature: ``key`` over the plugins that signed it; ``unsigned`` the plugins
+    that could not (or do not implement ``sign_pod``)."""
+
+    key: str
+    unsigned: frozenset[str]
+
+    def covers(self, plugins: list[str]) -> bool:
+        """Whether every one of ``plugins`` signed the pod."""
+        return not any(plugin in self.unsigned for plugin in plugins)
+
+
+def signature_key(scheduler_name: str, fragments: list[tuple[str, Any]]) -> str | None:
+    """The fragments as one canonical string; ``None`` when a fragment is not JSON data."""
+    try:
+        return json.dumps(
+            [scheduler_name, fragments], sort_keys=True, separators=(",", ":"), default=_refuse
+        )
+    except (TypeError, ValueError):
+        return None
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON data")
+
+
+class ResultMemo:
+    """Per-node results of recent signatures, least recently used dropped first.
+
+    A table maps a node name to ``(generation, result)``; a result whose generation is not the
+    node's current one is stale and recomputed. ``max_tables`` bounds memory: at 5,000 nodes a
+    table holds 5,000 small tuples (~0.5 MB).
+    """
+
+    def __init__(self, max_tables: int = 16) -> None:
+        self.max_tables = max_tables
+        self._tables: OrderedDict[tuple[Any, ...], dict[str, tuple[int, Any]]] = OrderedDict()
+
+    def table(self, key: tuple[Any, ...]) -> dict[str, tuple[int, Any]]:
+        """The table for ``key`` (created empty when new)."""
+        table = self._tables.get(key)
+        if table is None:
+            table = self._tables[key] = {}
+            while len(self._tables) > self.max_tables:
+                self._tables.popitem(last=False)
+        else:
+            self._tables.move_to_end(key)
+        return table
+
+    def clear(self) -> None:
+        self._tables.clear()
+
+    def __len__(self) -> int:
+        return len(self._tables)

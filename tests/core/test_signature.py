@@ -1,0 +1,188 @@
+"""Filter and Score results are reused across pods with the same signature, and only then."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from kubesched import CycleState, Handle, NodeInfo, Pod, Status, hookimpl
+from kubesched.signature import ResultMemo, signature_key
+from kubesched.testing.builders import make_node, make_pod
+from kubesched.testing.explain import ExplainRecorder
+from kubesched.testing.harness import make_scheduler, run_until_idle
+
+CALLS: list[tuple[str, str, str]] = []
+
+
+class SlotFit:
+    """Filter: at most ``slots`` label-matching pods per node; Score: free slots. Signs pods by
+    the label it reads, unless the pod asks not to be signed."""
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        self.slots = int(args.get("slots", 2))
+
+    @hookimpl
+    def sign_pod(self, pod: Pod) -> object:
+        if pod.labels.get("unsignable"):
+            return Status.unschedulable("this pod cannot be signed")
+        return pod.labels.get("size", "")
+
+    @hookimpl
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        CALLS.append(("filter", pod.name, node_info.name))
+        if len(node_info.pods) >= self.slots:
+            return Status.unschedulable("node(s) are full")
+        return None
+
+    @hookimpl
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        CALLS.append(("score", pod.name, node_info.name))
+        return (self.slots - len(node_info.pods)) * 10
+
+
+class Unsigned:
+    """A Filter without ``sign_pod``: its results are never reused."""
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        pass
+
+    @hookimpl
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        CALLS.append(("unsigned", pod.name, node_info.name))
+        return None
+
+
+@pytest.fixture(autouse=True)
+def _clear() -> None:
+    CALLS.clear()
+
+
+def _calls(kind: str, pod: str) -> list[str]:
+    return sorted(node for k, p, node in CALLS if k == kind and p == pod)
+
+
+def _nodes(count: int) -> list:
+    return [make_node(f"n{i}").obj() for i in range(count)]
+
+
+def _run(pods: list[Pod], plugins: Mapping[str, type] | None = None, **profile: Any):
+    plugins = dict(plugins or {"SlotFit": SlotFit})
+    points = {
+        "filter": {"enabled": [{"name": n} for n in plugins]},
+        "score": {"enabled": [{"name": "SlotFit"}]},
+    }
+    scheduler, backend = make_scheduler(plugins, {"plugins": points, **profile}, _nodes(4))
+    for pod in pods:
+        backend.add_pod(pod)
+    run_until_idle(scheduler)
+    return scheduler, backend
+
+
+def test_a_like_pod_reuses_every_unchanged_nodes_results() -> None:
+    pods = [make_pod(f"p{i}").label("size", "s").obj() for i in range(2)]
+    _run(pods)
+    assert _calls("filter", "p0") == ["n0", "n1", "n2", "n3"]
+    assert _calls("score", "p0") == ["n0", "n1", "n2", "n3"]
+    placed = [node for kind, pod, node in CALLS if kind == "score" and pod == "p0"]
+    assert placed  # p0 was scored everywhere
+    # p1: only the node p0 went to changed; every other node's answers are reused.
+    assert len(_calls("filter", "p1")) == 1
+    assert _calls("filter", "p1") == _calls("score", "p1")
+
+
+def test_reused_results_decide_as_fresh_ones_do() -> None:
+    """Eight like pods on four nodes of two slots: every node ends full, none over."""
+    pods = [make_pod(f"p{i}").label("size", "s").obj() for i in range(9)]
+    scheduler, backend = _run(pods)
+    per_node: dict[str, int] = {}
+    for pod in backend.pods.values():
+        if pod.node_name:
+            per_node[pod.node_name] = per_node.get(pod.node_name, 0) + 1
+    assert per_node == {"n0": 2, "n1": 2, "n2": 2, "n3": 2}
+    failed = scheduler.attempts[backend.pod("default", "p8").uid]
+    assert failed.message == "0/4 nodes are available: 4 node(s) are full."
+
+
+def test_pods_with_other_signatures_do_not_share_results() -> None:
+    pods = [make_pod("small").label("size", "s").obj(), make_pod("big").label("size", "l").obj()]
+    _run(pods)
+    assert _calls("filter", "big") == ["n0", "n1", "n2", "n3"]
+
+
+def test_a_pod_a_plugin_cannot_sign_is_evaluated_in_full() -> None:
+    pods = [
+        make_pod("p0").label("size", "s").obj(),
+        make_pod("p1").label("size", "s").label("unsignable", "yes").obj(),
+    ]
+    _run(pods)
+    assert _calls("filter", "p1") == ["n0", "n1", "n2", "n3"]
+    assert _calls("score", "p1") == ["n0", "n1", "n2", "n3"]
+
+
+def test_a_running_filter_without_sign_pod_turns_reuse_off() -> None:
+    pods = [make_pod(f"p{i}").label("size", "s").obj() for i in range(2)]
+    _run(pods, {"SlotFit": SlotFit, "Unsigned": Unsigned})
+    assert _calls("filter", "p1") == ["n0", "n1", "n2", "n3"]
+    assert _calls("unsigned", "p1") == ["n0", "n1", "n2", "n3"]
+    # Score runs only SlotFit, which signed: its scores are still reused.
+    assert len(_calls("score", "p1")) == 1
+
+
+def test_a_node_replaced_under_the_same_name_is_evaluated_again() -> None:
+    scheduler, backend = make_scheduler(
+        {"SlotFit": SlotFit},
+        {"plugins": {"filter": {"enabled": [{"name": "SlotFit"}]}}},
+        [make_node("n0").obj()],
+    )
+    backend.add_pod(make_pod("p0").label("size", "s").obj())
+    run_until_idle(scheduler)
+    backend.delete_node("n0")
+    backend.add_node(make_node("n0").label("fresh", "yes").obj())
+    backend.add_pod(make_pod("p1").label("size", "s").obj())
+    run_until_idle(scheduler)
+    assert _calls("filter", "p1") == ["n0"]
+    assert backend.pod("default", "p1").node_name == "n0"
+
+
+def test_explain_sees_every_call() -> None:
+    pods = [make_pod(f"p{i}").label("size", "s").obj() for i in range(2)]
+    scheduler, backend = make_scheduler(
+        {"SlotFit": SlotFit},
+        {
+            "plugins": {
+                "filter": {"enabled": [{"name": "SlotFit"}]},
+                "score": {"enabled": [{"name": "SlotFit"}]},
+            }
+        },
+        _nodes(4),
+        start=False,
+    )
+    recorder = ExplainRecorder().attach(scheduler)
+    scheduler.start()
+    for pod in pods:
+        backend.add_pod(pod)
+    run_until_idle(scheduler)
+    assert _calls("filter", "p1") == ["n0", "n1", "n2", "n3"]
+    report = recorder.for_pod("default/p1")[-1]
+    assert set(report.feasible()) == {"n0", "n1", "n2", "n3"}
+
+
+def test_signature_keys_are_canonical_and_refuse_non_json() -> None:
+    assert signature_key("s", [("A", {"b": 1, "a": 2})]) == signature_key(
+        "s", [("A", {"a": 2, "b": 1})]
+    )
+    assert signature_key("s", [("A", 1)]) != signature_key("other", [("A", 1)])
+    assert signature_key("s", [("A", object())]) is None
+
+
+def test_the_memo_keeps_the_most_recently_used_tables() -> None:
+    memo = ResultMemo(max_tables=2)
+    memo.table(("a",))["n"] = (1, None)
+    memo.table(("b",))
+    memo.table(("a",))  # used again: "b" is now the oldest
+    memo.table(("c",))
+    assert len(memo) == 2
+    assert memo.table(("a",)) == {"n": (1, None)}
+    assert memo.table(("b",)) == {}
