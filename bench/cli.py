@@ -9,7 +9,8 @@
 Without options: SchedulingBasic at 500 nodes / 1,000 pods and 5,000 / 5,000, Mixed at
 1,000 / 1,000, each with pods arriving both ways (backlog: throughput; burst: latency), and
 SchedulingBasic 5,000 / 10,000 as a backlog (peak RSS); the three contenders, 3 rounds each.
-Before those, the in-memory runs at 100, 1,000 and 5,000 nodes and a profile at 5,000.
+Before those, the in-memory runs at 100, 1,000 and 5,000 nodes, a profile at 5,000, and the
+cost of PodTopologySpread, InterPodAffinity and DefaultPreemption at 1,000 and 5,000 nodes.
 ``--out`` rewrites the generated block of that Markdown file; ``--quick`` is the seconds-long
 smoke run CI does. ``render`` writes the Markdown of a ``--json`` file again (after a change
 to bench/report.py) without running anything.
@@ -36,6 +37,7 @@ from .api import CaseResult, RunResult, run_case
 from .cluster import APISERVER_ARGS, BenchCluster
 from .contenders import CONTENDERS, QPS, profile_check
 from .memory import MemoryResult, ProfileResult, profile_run, run_sizes
+from .plugin_costs import PluginCost, run_plugin_costs
 from .report import Conditions, render, update_doc
 from .workloads import BASIC, MIXED, WORKLOADS, Case, parse_size
 
@@ -135,12 +137,14 @@ def save_results(
     cases: list[CaseResult],
     memory: list[MemoryResult],
     profile: ProfileResult | None,
+    plugin_costs: list[PluginCost] = (),  # type: ignore[assignment]
 ) -> None:
     data = {
         "conditions": conditions.__dict__,
         "cases": [c.to_dict() for c in cases],
         "memory": [m.to_dict() for m in memory],
         "profile": profile.to_dict() if profile else None,
+        "plugin_costs": [c.to_dict() for c in plugin_costs],
     }
     path.write_text(json.dumps(data, indent=1))
 
@@ -153,7 +157,9 @@ def _build(cls: type, data: dict[str, Any]) -> Any:
 
 def load_results(
     path: Path,
-) -> tuple[Conditions, list[CaseResult], list[MemoryResult], ProfileResult | None]:
+) -> tuple[
+    Conditions, list[CaseResult], list[MemoryResult], ProfileResult | None, list[PluginCost]
+]:
     """What :func:`save_results` wrote, as the objects :func:`render` takes."""
     data = json.loads(path.read_text())
     cases = []
@@ -174,7 +180,8 @@ def load_results(
             [tuple(row) for row in fields["core"]],
             [tuple(row) for row in fields["top"]],
         )
-    return _build(Conditions, data["conditions"]), cases, memory, profile
+    plugin_costs = [_build(PluginCost, c) for c in data.get("plugin_costs") or ()]
+    return _build(Conditions, data["conditions"]), cases, memory, profile, plugin_costs
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -191,6 +198,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     run.add_argument("--memory-pods", type=int, help="pods per in-memory run (default 1000)")
     run.add_argument("--no-api", action="store_true", help="skip the control-plane runs")
     run.add_argument("--no-memory", action="store_true", help="skip the in-memory runs")
+    run.add_argument(
+        "--plugin-nodes",
+        help="node counts of the per-plugin runs (1000,5000; none with --no-memory)",
+    )
     run.add_argument("--out", type=Path, help="Markdown file whose generated block to rewrite")
     run.add_argument("--json", type=Path, help="write every run's figures here")
     run.add_argument("--workdir", type=Path, help="keep logs and the control plane's files here")
@@ -241,12 +252,18 @@ def main(argv: list[str] | None = None) -> int:
 
     memory: list[MemoryResult] = []
     profile: ProfileResult | None = None
+    plugin_costs: list[PluginCost] = []
     if not args.no_memory:
         print("in memory:", flush=True)
         memory = run_sizes(memory_nodes, memory_pods, 1 if quick else 3)
         largest = max(memory_nodes)
         print(f"  profiling {largest} nodes …", flush=True)
         profile = profile_run(largest, min(memory_pods, 500))
+        plugin_nodes = [int(n) for n in _split(args.plugin_nodes or "")] or (
+            [50] if quick else [1000, 5000]
+        )
+        print("per plugin:", flush=True)
+        plugin_costs = run_plugin_costs(plugin_nodes, 20 if quick else None)
 
     cases: list[CaseResult] = []
     binaries: Path | None = None
@@ -273,13 +290,13 @@ def main(argv: list[str] | None = None) -> int:
         f"qps/burst is {QPS}/{QPS}; every contender is a process of its own, started for each "
         "run, authenticated as system:kube-scheduler."
     )
-    block = render(conditions, cases, memory, profile)
+    block = render(conditions, cases, memory, profile, plugin_costs)
     print(block)
     if args.out is not None:
         update_doc(args.out, block)
         print(f"wrote {args.out}")
     if args.json is not None:
-        save_results(args.json, conditions, cases, memory, profile)
+        save_results(args.json, conditions, cases, memory, profile, plugin_costs)
         print(f"wrote {args.json}")
     incomplete = [r for c in cases for r in c.runs if not r.complete]
     for run in incomplete:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .api import CaseResult, RunResult
 from .memory import MemoryResult, ProfileResult
+from .plugin_costs import HOOKS, PluginCost
 
 __all__ = ["BEGIN", "END", "Conditions", "render", "targets", "update_doc"]
 
@@ -274,11 +275,44 @@ def _memory_lines(memory: list[MemoryResult], profile: ProfileResult | None) -> 
     return lines
 
 
+def _plugin_cost_lines(costs: list[PluginCost]) -> list[str]:
+    lines = [
+        "### The plugins that look at other pods (in memory, default profile, one core)",
+        "",
+        "Each plugin on a workload that exercises it (`bench/plugin_costs.py`): its own time "
+        "per scheduled pod at each of its extension points (calls per pod in brackets; Filter "
+        "and Score are called per node evaluated).",
+        "",
+    ]
+    seen = {p for c in costs for p in c.us_per_pod}
+    points = [p for p in HOOKS.values() if p in seen]
+    rows = [
+        [
+            c.plugin,
+            f"{c.nodes:,}",
+            f"{c.scheduled:,} / {c.pods:,}",
+            _num(c.pods_per_second),
+            *[
+                f"{_num(c.us_per_pod[p])} ({_num(c.calls_per_pod[p])})"
+                if p in c.us_per_pod
+                else "—"
+                for p in points
+            ],
+        ]
+        for c in costs
+    ]
+    return lines + _table(
+        ["plugin", "nodes", "pods scheduled", "pods/s", *[f"{p} µs/pod" for p in points]],
+        rows,
+    )
+
+
 def render(
     conditions: Conditions,
     cases: list[CaseResult],
     memory: list[MemoryResult],
     profile: ProfileResult | None,
+    plugin_costs: list[PluginCost] = (),  # type: ignore[assignment]
 ) -> str:
     lines = [
         BEGIN,
@@ -301,6 +335,8 @@ def render(
         lines += ["", *_case_lines(case)]
     if memory:
         lines += ["", *_memory_lines(memory, profile)]
+    if plugin_costs:
+        lines += ["", *_plugin_cost_lines(plugin_costs)]
     lines += [END]
     return "\n".join(lines) + "\n"
 

@@ -6,6 +6,7 @@ number of feasible nodes to look for, scores summed by weight, ties broken at ra
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 import time
@@ -231,10 +232,19 @@ class SchedulingAlgorithm:
         processed = 0
         # Nominated pods (preemption) are rare: only then pay for the per-node check (and then
         # results are not reused: they depend on the nominated pods too).
-        if fw.handle.has_nominated_pods():
-            run_filter, reusable = fw.run_filter_with_nominated_pods, None
+        reuse = None if fw.handle.has_nominated_pods() else fw.filter_reuse(state)
+        if reuse is None:
+            run_filter = (
+                fw.run_filter_with_nominated_pods
+                if fw.handle.has_nominated_pods()
+                else fw.run_filter
+            )
+        elif not reuse.complete:  # some running Filters must still be called on every node
+            run_filter = functools.partial(fw.run_filter_reusing, reuse=reuse)
+            reuse = None
         else:
-            run_filter, reusable = fw.run_filter, fw.filter_results(state)
+            run_filter = fw.run_filter
+        reusable = reuse.table if reuse is not None else None
         statuses = diagnosis.node_to_status
         reused = reusable.get if reusable is not None else None
         for info in itertools.chain(

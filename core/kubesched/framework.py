@@ -9,6 +9,7 @@ on install order (docs/design.md, "Calling plugins in profile order").
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -79,6 +80,23 @@ class NodeScores:
                 for plugin, column in self.columns.items()
             }
         return self._by_plugin
+
+
+@dataclass(slots=True)
+class FilterReuse:
+    """A cycle's reusable Filter results: ``table`` (node name -> ``(generation, status)``, or
+    ``(generation, (position, status))`` when some running Filters did not sign the pod), the
+    running Filters that signed it and those that did not, each with its position in the
+    running order."""
+
+    table: dict[str, tuple[int, Any]]
+    signed: list[tuple[int, PluginCall]]
+    unsigned: list[tuple[int, PluginCall]]
+
+    @property
+    def complete(self) -> bool:
+        """Every running Filter signed the pod: the table holds the node's status itself."""
+        return not self.unsigned
 
 
 class _ScoreFailed(Exception):
@@ -285,17 +303,70 @@ class Framework:
             return PodSignature("", frozenset(c.plugin for c in self._calls["sign_pod"]) | unsigned)
         return PodSignature(key, frozenset(unsigned))
 
-    def filter_results(self, state: CycleState) -> dict[str, tuple[int, Any]] | None:
-        """The table of reusable Filter statuses for this cycle's pod (node name ->
-        ``(generation, status)``), or ``None`` when a Filter that runs did not sign it."""
+    def filter_reuse(self, state: CycleState) -> FilterReuse | None:
+        """How this cycle's Filter results may be reused (signature.py), or ``None`` when no
+        running Filter signed the pod."""
         signature = state.signature
         if signature is None:
             return None
         skip = state.skip_filter_plugins
-        running = [c.plugin for c in self._calls["filter"] if c.plugin not in skip]
-        if not signature.covers(running):
+        running = [c for c in self._calls["filter"] if c.plugin not in skip]
+        signed = [(i, c) for i, c in enumerate(running) if c.plugin not in signature.unsigned]
+        if not signed:
             return None
-        return self.memo.table(("filter", signature.key, tuple(running)))
+        unsigned = [(i, c) for i, c in enumerate(running) if c.plugin in signature.unsigned]
+        plugins = tuple(c.plugin for _, c in signed)
+        if not unsigned:
+            return FilterReuse(self.memo.table(("filter", signature.key, plugins)), signed, [])
+        return FilterReuse(
+            self.memo.table(("filter-part", signature.key, plugins)), signed, unsigned
+        )
+
+    def run_filter_reusing(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, reuse: FilterReuse
+    ) -> Status | None:
+        """:meth:`run_filter` for a pod some running Filters did not sign: the signed ones'
+        first rejection comes from the table while the node is unchanged; the others run, up
+        to that rejection, so the first rejection in profile order is the answer either way."""
+        table = reuse.table
+        entry = table.get(node_info.name)
+        if entry is not None and entry[0] == node_info.generation:
+            first, status = entry[1]
+        else:
+            first, status = self._first_rejection(reuse.signed, state, pod, node_info)
+            if status is not None and status.code is Code.ERROR:
+                return status
+            table[node_info.name] = (node_info.generation, (first, status))
+        if reuse.unsigned:
+            _, rejection = self._first_rejection(
+                [(i, c) for i, c in reuse.unsigned if i < first], state, pod, node_info
+            )
+            if rejection is not None:
+                return rejection
+        return status
+
+    def _first_rejection(
+        self,
+        calls: list[tuple[int, PluginCall]],
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+    ) -> tuple[int, Status | None]:
+        """The position and status of the first of ``calls`` that does not pass (an Error
+        included); ``(sys.maxsize, None)`` when all pass."""
+        self._point = "Filter"
+        for position, c in calls:
+            self._current = c
+            try:
+                result = c.call(state, pod, node_info)
+            except Exception as exc:
+                return position, self._crash("Filter", c.plugin, exc)
+            if result is None:
+                continue
+            status = self._status(result, c.plugin, "Filter")
+            if not status.is_success():
+                return position, status
+        return sys.maxsize, None
 
     def run_pre_enqueue(self, pod: Pod) -> Status:
         for c in self._calls["pre_enqueue"]:
@@ -559,18 +630,26 @@ class Framework:
         """Each plugin's raw scores over ``nodes`` (one list per call), reused from the pod
         signature's table for nodes unchanged since it was filled."""
         signature = state.signature
-        plugins = tuple(c.plugin for c in calls)
-        if signature is None or not signature.covers(list(plugins)):
+        signed = [c for c in calls if signature is not None and c.plugin not in signature.unsigned]
+        if not signed:
             return [[self._score_one(c, state, pod, info) for info in nodes] for c in calls]
-        table = self.memo.table(("score", signature.key, plugins))
+        assert signature is not None
+        table = self.memo.table(("score", signature.key, tuple(c.plugin for c in signed)))
         rows = []
         for info in nodes:
             entry = table.get(info.name)
             if entry is None or entry[0] != info.generation:
-                row = tuple([self._score_one(c, state, pod, info) for c in calls])
+                row = tuple([self._score_one(c, state, pod, info) for c in signed])
                 entry = table[info.name] = (info.generation, row)
             rows.append(entry[1])
-        return [list(column) for column in zip(*rows, strict=True)]
+        reused = iter(zip(*rows, strict=True))
+        signed_plugins = {c.plugin for c in signed}
+        return [
+            list(next(reused))
+            if c.plugin in signed_plugins
+            else [self._score_one(c, state, pod, info) for info in nodes]
+            for c in calls
+        ]
 
     def _score_one(self, c: PluginCall, state: CycleState, pod: Pod, info: NodeInfo) -> int:
         self._current = c

@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:  # `bench` is a folder of the checkout, not an ins
 from bench.api import rotation  # noqa: E402
 from bench.measure import percentile  # noqa: E402
 from bench.memory import profile_run, run_sizes  # noqa: E402
+from bench.plugin_costs import run_plugin_cost  # noqa: E402
 from bench.report import BEGIN, END, update_doc  # noqa: E402
 from bench.workloads import BASIC, MIXED, parse_size  # noqa: E402
 from kubesched.testing.controlplane import (  # noqa: E402
@@ -106,6 +107,18 @@ def test_workloads_give_every_pod_a_fitting_node() -> None:
     )
 
 
+def test_each_plugin_workload_exercises_its_plugin() -> None:
+    """Every pod is placed, and the plugin under test is the one doing the work."""
+    spread = run_plugin_cost("PodTopologySpread", 30, 12)
+    assert spread.scheduled == spread.pods == 12
+    assert spread.calls_per_pod["PreFilter"] == 1 and spread.calls_per_pod["Filter"] >= 1
+    preemption = run_plugin_cost("DefaultPreemption", 10, 5)
+    assert preemption.scheduled == preemption.pods == 5  # each one preempted a victim
+    assert preemption.calls_per_pod["PostFilter"] >= 1
+    affinity = run_plugin_cost("InterPodAffinity", 100, 12)
+    assert affinity.scheduled == 12 and affinity.us_per_pod["Filter"] > 0
+
+
 def test_in_memory_path_produces_figures() -> None:
     (result,) = run_sizes([10], 20, repeats=1, progress=lambda _line: None)
     assert result.scheduled == 20
@@ -153,6 +166,11 @@ def test_quick_run_through_every_contender(tmp_path: Path) -> None:
                 assert run["attempts"].get("scheduled", 0) >= run["pods"], where
     assert [m["nodes"] for m in data["memory"]] == [20, 100]
     assert data["profile"]["points"]
+    costs = {c["plugin"]: c for c in data["plugin_costs"]}
+    assert set(costs) == {"PodTopologySpread", "InterPodAffinity", "DefaultPreemption"}
+    assert all(c["scheduled"] == c["pods"] for c in costs.values())
+    assert {"PreFilter", "Filter", "Score"} <= set(costs["PodTopologySpread"]["us_per_pod"])
+    assert "PostFilter" in costs["DefaultPreemption"]["us_per_pod"]
 
     text = doc.read_text()
     again = subprocess.run(
@@ -170,5 +188,6 @@ def test_quick_run_through_every_contender(tmp_path: Path) -> None:
         "### Targets",
         "### SchedulingBasic, 4 nodes / 8 pods (backlog)",
         "### In memory",
+        "### The plugins that look at other pods",
     ):
         assert heading in text

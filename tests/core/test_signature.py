@@ -121,13 +121,58 @@ def test_a_pod_a_plugin_cannot_sign_is_evaluated_in_full() -> None:
     assert _calls("score", "p1") == ["n0", "n1", "n2", "n3"]
 
 
-def test_a_running_filter_without_sign_pod_turns_reuse_off() -> None:
+def test_a_filter_without_sign_pod_runs_everywhere_while_signed_ones_are_reused() -> None:
     pods = [make_pod(f"p{i}").label("size", "s").obj() for i in range(2)]
     _run(pods, {"SlotFit": SlotFit, "Unsigned": Unsigned})
-    assert _calls("filter", "p1") == ["n0", "n1", "n2", "n3"]
     assert _calls("unsigned", "p1") == ["n0", "n1", "n2", "n3"]
-    # Score runs only SlotFit, which signed: its scores are still reused.
+    assert len(_calls("filter", "p1")) == 1  # SlotFit: only the node p0 changed
     assert len(_calls("score", "p1")) == 1
+
+
+class RejectsN0:
+    """An unsigned Filter that rejects node n0."""
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        pass
+
+    @hookimpl
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        CALLS.append(("rejects-n0", pod.name, node_info.name))
+        if node_info.name == "n0":
+            return Status.unschedulable("node(s) were n0")
+        return None
+
+
+@pytest.mark.parametrize(
+    ("order", "expected"),
+    [
+        (
+            ["RejectsN0", "SlotFit"],
+            "0/4 nodes are available: 1 node(s) were n0, 3 node(s) are full.",
+        ),
+        (["SlotFit", "RejectsN0"], "0/4 nodes are available: 4 node(s) are full."),
+    ],
+)
+def test_with_partial_reuse_the_first_rejection_in_profile_order_is_reported(
+    order: list[str], expected: str
+) -> None:
+    """Every node full, n0 rejected by both: reused SlotFit rejections and fresh RejectsN0
+    calls must still name the plugin that comes first in the profile, and Filter stops at
+    the first rejection."""
+    plugins = {"SlotFit": SlotFit, "RejectsN0": RejectsN0}
+    points = {"filter": {"enabled": [{"name": n} for n in order]}}
+    scheduler, backend = make_scheduler(
+        plugins,
+        {"plugins": points, "pluginConfig": [{"name": "SlotFit", "args": {"slots": 1}}]},
+        _nodes(4),
+    )
+    backend.add_pod(make_pod("already-on-n0").node("n0").obj())  # n0 is full from the start
+    for i in range(6):  # n1..n3 fill up; then three more pods find every node full
+        backend.add_pod(make_pod(f"p{i}").label("size", "s").obj())
+    run_until_idle(scheduler)
+    assert scheduler.attempts[backend.pod("default", "p5").uid].message == expected
+    if order[0] == "SlotFit":  # full nodes are rejected before RejectsN0 is asked
+        assert ("rejects-n0", "p5", "n1") not in CALLS
 
 
 def test_a_node_replaced_under_the_same_name_is_evaluated_again() -> None:
