@@ -2,12 +2,15 @@
 
 kube-scheduler's ``framework.Handle``, trimmed to what Python plugins use: the current snapshot,
 the waiting pods (to allow or reject pods held at Permit), the cluster backend (to bind, or to
-read objects a plugin needs), the profile's name and its parallelism.
+read objects a plugin needs), the profile's name and its parallelism; and, for preemption, the
+nominated pods, clearing nominations, and running API calls apart from the scheduling cycle.
 """
 
 from __future__ import annotations
 
+import logging
 import random
+import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +24,8 @@ if TYPE_CHECKING:
 
 
 __all__ = ["Handle"]
+
+log = logging.getLogger(__name__)
 
 
 class Handle:
@@ -45,6 +50,8 @@ class Handle:
         self.framework: Framework | None = None
         #: The scheduling queue, which keeps the nominated pods (set by the scheduler).
         self.nominator: Any = None
+        #: Runs :meth:`run_in_background`'s calls when set (tests use it to hold them back).
+        self.background: Callable[[Callable[[], object]], object] | None = None
 
     def snapshot(self) -> Snapshot:
         """The snapshot the current scheduling cycle reads (nodes with their pods)."""
@@ -71,3 +78,48 @@ class Handle:
         if lister is None:
             return list
         return lister(kind)  # type: ignore[no-any-return]
+
+    def clear_nominated_node_name(self, *pods: Pod) -> list[Exception]:
+        """Take each pod's nomination away (kube's ``clearNominatedNodeName``): the nominator
+        forgets it, and ``status.nominatedNodeName`` is patched away (when the pod or the
+        nominator had one).
+
+        Returns the refusals, one per pod whose patch failed (the nominator forgets it all the
+        same); an empty list when every patch went through.
+        """
+        errors: list[Exception] = []
+        for pod in pods:
+            # The nominator first: the update the patch brings back must not find it there.
+            held = ""
+            if self.nominator is not None:
+                held = self.nominator.node_of(pod)
+                self.nominator.remove(pod)
+            if not (pod.nominated_node_name or held):
+                continue
+            try:
+                self.backend.patch_pod_status(pod, nominated_node_name="")
+            except Exception as exc:
+                errors.append(exc)
+        return errors
+
+    def run_in_background(self, call: Callable[[], object], name: str = "background") -> None:
+        """Run ``call`` apart from the scheduling cycle, as kube-scheduler starts a goroutine
+        (asynchronous preemption sends its API calls so).
+
+        On a thread of its own, unless :attr:`background` says otherwise or the backend is
+        ``synchronous`` (the in-memory one: its calls take no time, and running them inline
+        keeps ``simulate`` repeatable). An exception ``call`` lets out is logged.
+        """
+        if self.background is not None:
+            self.background(call)
+        elif getattr(self.backend, "synchronous", False):
+            _logged(call, name)
+        else:
+            threading.Thread(target=_logged, args=(call, name), name=name, daemon=True).start()
+
+
+def _logged(call: Callable[[], object], name: str) -> None:
+    try:
+        call()
+    except Exception:
+        log.exception("%s failed", name)

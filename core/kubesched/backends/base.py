@@ -1,13 +1,15 @@
 """The narrow interface between the scheduler and a cluster.
 
 Nodes and pods come in as events (``EventHandler``); decisions go out as a bind, a failure report
-or a success report. The in-memory backend (``simulate``, unit tests) and the Kubernetes API backend
+or a success report, and preemption's writes (a status patch, a deletion, an event) go out as
+calls of their own. The in-memory backend (``simulate``, unit tests) and the Kubernetes API backend
 implement the same interface, so one scheduler code path serves both.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from ..objects import Node, Pod
 
@@ -60,5 +62,40 @@ class ClusterBackend(Protocol):
     def report_scheduled(self, pod: Pod, node_name: str) -> None:
         """Record a success (the ``Scheduled`` event)."""
 
-    def delete_pod(self, pod: Pod) -> None:
-        """Delete a pod (preemption victims)."""
+    def delete_pod(self, pod: Pod) -> bool:
+        """Delete ``pod`` (a preemption victim, with its own grace period), only if it is still
+        the pod with that UID. False when it was already gone; raises when the cluster refuses."""
+
+    def patch_pod_status(
+        self,
+        pod: Pod,
+        *,
+        conditions: Sequence[Mapping[str, Any]] = (),
+        nominated_node_name: str | None = None,
+    ) -> bool:
+        """Patch ``pod``'s status and return once the cluster has it (kube's ``PatchPodStatus``).
+
+        Each of ``conditions`` replaces the pod's condition of the same ``type``, or is added;
+        ``nominated_node_name`` sets ``status.nominatedNodeName`` (``""`` clears it, ``None``
+        leaves it). False when the pod no longer exists; raises when the cluster refuses.
+        """
+
+    def record_event(
+        self,
+        regarding: Pod,
+        *,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+        reporting_controller: str,
+        related: Pod | None = None,
+    ) -> None:
+        """Record an Event about ``regarding`` (kube's ``EventRecorder.Eventf``): ``event_type``
+        ``Normal`` or ``Warning``, reported by the profile ``reporting_controller``; ``related``
+        is the other pod involved (the preemptor of a ``Preempted`` victim). Never blocks on the
+        API and never raises for a refused write."""
+
+    def get_pod(self, uid: str) -> Pod | None:
+        """The pod with ``uid`` as this backend last saw it (the pod informer's store), or
+        ``None`` once it is deleted. Already updated when the handler hears of the change."""

@@ -1,14 +1,16 @@
 """An in-memory cluster: for ``kubesched simulate`` and plugin unit tests.
 
 Binding updates the stored pod and delivers the same pod-update event a watch would, so the
-scheduler confirms its assumed pod exactly as it does against a real apiserver.
+scheduler confirms its assumed pod exactly as it does against a real apiserver. A status patch is
+delivered as a pod update too, and a deletion removes the pod at once (there is no kubelet to
+wait for), so ``simulate`` shows a preemptor bound in the end.
 """
 
 from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +32,11 @@ class RecordedEvent:
 
 class InMemoryBackend:
     """Nodes and pods held in dictionaries; every change is delivered to the handler at once."""
+
+    #: Every call has taken effect, and been delivered to the handler, when it returns: work a
+    #: plugin would send to the API in the background runs inline (``Handle.run_in_background``),
+    #: which keeps ``simulate`` repeatable.
+    synchronous = True
 
     def __init__(
         self,
@@ -106,11 +113,61 @@ class InMemoryBackend:
         """Objects of ``kind`` held by this cluster (see ``Handle.lister``)."""
         return lambda: list(self.objects.get(kind, ()))
 
-    def delete_pod(self, pod: Pod) -> None:
+    def delete_pod(self, pod: Pod) -> bool:
         with self._lock:
             gone = self.pods.pop(pod.uid, None)
             if gone is not None and self._handler is not None:
                 self._handler.on_pod_delete(gone)
+            return gone is not None
+
+    def patch_pod_status(
+        self,
+        pod: Pod,
+        *,
+        conditions: Sequence[Mapping[str, Any]] = (),
+        nominated_node_name: str | None = None,
+    ) -> bool:
+        with self._lock:
+            current = self.pods.get(pod.uid)
+            if current is None:
+                return False
+            raw = copy.deepcopy(current.raw)
+            status = raw.setdefault("status", {})
+            if conditions:
+                # Each replaces the condition of its type in place, or is added at the end.
+                merged = {c.get("type"): c for c in status.get("conditions") or ()}
+                merged.update((c.get("type"), dict(c)) for c in conditions)
+                status["conditions"] = list(merged.values())
+            if nominated_node_name is not None:
+                self.nominations[current.key] = nominated_node_name
+                if nominated_node_name:
+                    status["nominatedNodeName"] = nominated_node_name
+                else:
+                    status.pop("nominatedNodeName", None)
+            updated = Pod(raw)
+            self.pods[pod.uid] = updated
+            if self._handler is not None:
+                self._handler.on_pod_update(current, updated)
+            return True
+
+    def record_event(
+        self,
+        regarding: Pod,
+        *,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+        reporting_controller: str,
+        related: Pod | None = None,
+    ) -> None:
+        with self._lock:
+            self.events.append(RecordedEvent(event_type, reason, regarding.key, note))
+
+    def get_pod(self, uid: str) -> Pod | None:
+        # No lock: PreEnqueue asks under the queue's lock, while a change made here holds this
+        # one and then takes the queue's; a single dict read needs none.
+        return self.pods.get(uid)
 
     # -- Changing the cluster (tests, simulate) ------------------------------------------------
     def add_node(self, node: Node) -> None:

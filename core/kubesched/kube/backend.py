@@ -1,4 +1,4 @@
-"""The Kubernetes API backend: informers in, bindings, status patches and events out.
+"""The Kubernetes API backend: informers in; bindings, status patches, deletions and events out.
 
 Implements :class:`~kubesched.backends.ClusterBackend` over a real apiserver, so the same
 :class:`~kubesched.scheduler.Scheduler` that runs ``simulate`` runs in a cluster.
@@ -7,7 +7,7 @@ Implements :class:`~kubesched.backends.ClusterBackend` over a real apiserver, so
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
@@ -262,10 +262,65 @@ class KubernetesBackend:
                 pod.scheduler_name,
             )
 
-    def delete_pod(self, pod: Pod) -> None:
+    def delete_pod(self, pod: Pod) -> bool:
+        """DELETE with a UID precondition and the pod's own grace period (kube's
+        ``util.DeletePod``). False on 404; other refusals raise :class:`ApiError`."""
         body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": pod.uid}}
         try:
             self.transport.request("DELETE", _pod_path(pod), body=body, guard=self.can_bind)
         except ApiError as exc:
             if exc.status != 404:
                 raise
+            return False
+        return True
+
+    def patch_pod_status(
+        self,
+        pod: Pod,
+        *,
+        conditions: Sequence[Mapping[str, Any]] = (),
+        nominated_node_name: str | None = None,
+    ) -> bool:
+        """A strategic-merge patch of ``pods/status``, sent now (conditions merge by type; a
+        ``null`` nominatedNodeName removes it). False on 404; other refusals, and a deposed
+        leader's call, raise :class:`ApiError`."""
+        status: dict[str, Any] = {}
+        if conditions:
+            status["conditions"] = [dict(c) for c in conditions]
+        if nominated_node_name is not None:
+            status["nominatedNodeName"] = nominated_node_name or None
+        if not status:
+            return True
+        try:
+            self.transport.request(
+                "PATCH",
+                _pod_path(pod, "status"),
+                body={"status": status},
+                content_type="application/strategic-merge-patch+json",
+                guard=self.can_bind,
+            )
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+            return False
+        return True
+
+    def record_event(
+        self,
+        regarding: Pod,
+        *,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+        reporting_controller: str,
+        related: Pod | None = None,
+    ) -> None:
+        """Queued on the event recorder (rate-limited, aggregated). ``related`` is not written
+        yet: the recorder has no field for it."""
+        if self.recorder is not None:
+            self.recorder.record(regarding, event_type, reason, action, note, reporting_controller)
+
+    def get_pod(self, uid: str) -> Pod | None:
+        """From the pod informer's store (non-terminal pods only), updated before handlers run."""
+        return self.pods.store.get(uid) if self.pods is not None else None

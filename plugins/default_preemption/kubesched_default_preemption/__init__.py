@@ -1,25 +1,36 @@
 """DefaultPreemption: when no node fits a pod, evict lower-priority pods so that it can run.
 
 kube-scheduler's DefaultPreemption PostFilter (``pkg/scheduler/framework/plugins/defaultpreemption``
-with ``pkg/scheduler/framework/preemption``, v1.37) for individual pods, actuated synchronously:
-find the nodes where removing lower-priority pods could help, pick the fewest and least important
-victims on each (reprieving PodDisruptionBudget-protected pods first), choose the node
-kube-scheduler would, delete its victims and nominate the pod to it.
+with ``pkg/scheduler/framework/preemption``, v1.37) for individual pods: find the nodes where
+removing lower-priority pods could help, pick the fewest and least important victims on each
+(reprieving PodDisruptionBudget-protected pods first), choose the node kube-scheduler would and
+nominate the pod to it. The victims are evicted asynchronously, as with kube's
+``SchedulerAsyncPreemption`` (on by default since v1.33): each gets the ``DisruptionTarget``
+condition, is deleted and gets a ``Preempted`` event, in the background, while PreEnqueue holds the
+preemptor back until those calls are sent.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from kubesched import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
     Code,
     CycleState,
+    EventResource,
     Handle,
     NodeInfo,
     NodeToStatus,
     Pod,
     PostFilterResult,
+    QueueingHint,
     Status,
     hookimpl,
 )
@@ -38,25 +49,35 @@ from .victims import (
 )
 
 __all__ = [
+    "ACTION_PREEMPTING",
     "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE",
     "DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE",
+    "DISRUPTION_TARGET",
     "MESSAGE_NO_CANDIDATE",
     "MESSAGE_PREEMPT_NEVER",
     "MESSAGE_PREFIX",
     "MESSAGE_TERMINATING_VICTIM",
+    "MESSAGE_WAITING_FOR_PREEMPTION",
     "NAME",
     "REASON_NOT_HELPFUL",
     "REASON_NO_VICTIMS",
+    "REASON_PREEMPTED",
+    "REASON_PREEMPTION_BY_SCHEDULER",
     "Candidate",
     "DefaultPreemption",
     "DefaultPreemptionArgs",
     "PodDisruptionBudget",
+    "disruption_target_condition",
     "filter_victims_with_pdb_violation",
     "fit_error_message",
+    "message_disruption_target",
     "message_found_placement",
     "message_no_victim_on_node",
+    "message_preempted",
     "pick_one_node_for_preemption",
 ]
+
+log = logging.getLogger(__name__)
 
 NAME = "DefaultPreemption"
 
@@ -67,6 +88,8 @@ REASON_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 MESSAGE_PREEMPT_NEVER = "not eligible due to preemptionPolicy=Never."
 MESSAGE_TERMINATING_VICTIM = "not eligible due to a terminating pod on the nominated node."
 MESSAGE_NO_CANDIDATE = "no candidate node for preemption"
+#: PreEnqueue's rejection (UnschedulableAndUnresolvable) while the pod's victims are evicted.
+MESSAGE_WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
 #: What the plugin puts before every message; the scheduler appends it to the Filter message.
 MESSAGE_PREFIX = "preemption: "
 MESSAGE_NO_NODES = "no nodes available"
@@ -82,13 +105,24 @@ def message_no_victim_on_node(node_name: str) -> str:
     return f'expected at least one victim pod on node "{node_name}"'
 
 
+def message_disruption_target(scheduler_name: str) -> str:
+    """The message of the ``DisruptionTarget`` condition a victim gets."""
+    return f"{scheduler_name}: preempting to accommodate a higher priority pod"
+
+
+def message_preempted(preemptor_uid: str, node_name: str) -> str:
+    """The note of the ``Preempted`` event recorded on each victim."""
+    return f"Preempted by pod {preemptor_uid} on node {node_name}"
+
+
 PREEMPT_NEVER = "Never"
-#: The pod condition kube-scheduler sets on its victims before deleting them.
+#: The pod condition kube-scheduler sets on its victims before deleting them, and its reason.
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+#: The Normal event recorded on each victim, and its action.
+REASON_PREEMPTED = "Preempted"
+ACTION_PREEMPTING = "Preempting"
 PDB_KIND = "PodDisruptionBudget"
-#: How many of its own victims the plugin remembers (see ``_terminating_by_preemption``).
-_REMEMBERED_VICTIMS = 10_000
 #: The status of a node missing from the Filter statuses (PreFilter left it out).
 _UNRESOLVABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
@@ -110,6 +144,44 @@ def fit_error_message(num_all_nodes: int, node_statuses: Mapping[str, Status]) -
     return message
 
 
+def disruption_target_condition(victim: Pod, scheduler_name: str) -> dict[str, Any] | None:
+    """The ``DisruptionTarget`` condition to patch on ``victim`` (kube's ``UpdatePodCondition``
+    of it), or ``None`` when the victim already has that very condition."""
+    condition: dict[str, Any] = {
+        "type": DISRUPTION_TARGET,
+        "status": "True",
+        "reason": REASON_PREEMPTION_BY_SCHEDULER,
+        "message": message_disruption_target(scheduler_name),
+    }
+    # PodObservedGenerationTracking (on by default): the generation the condition was set at.
+    generation = (victim.raw.get("metadata") or {}).get("generation")
+    if isinstance(generation, int) and not isinstance(generation, bool) and generation > 0:
+        condition["observedGeneration"] = generation
+    old = next(
+        (
+            c
+            for c in (victim.raw.get("status") or {}).get("conditions") or ()
+            if isinstance(c, Mapping) and c.get("type") == DISRUPTION_TARGET
+        ),
+        None,
+    )
+    if old is None:
+        condition["lastTransitionTime"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return condition
+    if old.get("status") == condition["status"]:
+        if (
+            old.get("reason") == condition["reason"]
+            and old.get("message") == condition["message"]
+            and not old.get("lastProbeTime")
+            and (old.get("observedGeneration") or 0) == condition.get("observedGeneration", 0)
+        ):
+            return None
+        condition["lastTransitionTime"] = old.get("lastTransitionTime")
+    else:
+        condition["lastTransitionTime"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return condition
+
+
 def _aggregate(errors: Iterable[str]) -> str:
     """Several errors as ``utilerrors.NewAggregate`` prints them (duplicates once)."""
     unique = list(dict.fromkeys(errors))
@@ -120,7 +192,8 @@ def _aggregate(errors: Iterable[str]) -> str:
 
 
 class DefaultPreemption:
-    """PostFilter: preempt lower-priority pods on the node kube-scheduler would pick."""
+    """PostFilter: preempt lower-priority pods on the node kube-scheduler would pick.
+    PreEnqueue: hold a preemptor back while its victims' API calls are being sent."""
 
     name = NAME
 
@@ -128,15 +201,65 @@ class DefaultPreemption:
         self.args = DefaultPreemptionArgs.parse(args)
         self.handle = handle
         self._list_pdbs = handle.lister(PDB_KIND)
-        #: UIDs of the victims this plugin deleted, oldest first (bounded).
-        self._preempted: dict[str, None] = {}
+        self._lock = threading.Lock()
+        #: UIDs of the preemptors whose victims are being evicted in the background.
+        self._preempting: set[str] = set()
+        #: Preemptor UID -> UID of its last victim, once only that one's calls are left.
+        self._last_victim: dict[str, str] = {}
+
+    @hookimpl
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        """Gate the pod while its preemption is running (kube's ``IsPodRunningPreemption``)."""
+        if self.is_pod_running_preemption(pod.uid):
+            return Status.unresolvable(MESSAGE_WAITING_FOR_PREEMPTION)
+        return None
 
     @hookimpl
     def post_filter(
         self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
-        """Preempt, and nominate the pod to the node whose victims were deleted."""
+        """Preempt, and nominate the pod to the node whose victims are being evicted."""
         return self.run_post_filter(state, pod, filtered_node_status)
+
+    @hookimpl
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """A pod gated at PreEnqueue may pass once an assigned pod (its last victim) is gone."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
+                self.is_pod_schedulable_after_assigned_pod_deletion,
+            )
+        ]
+
+    def is_pod_schedulable_after_assigned_pod_deletion(
+        self, pod: Pod, old: Any, new: Any
+    ) -> QueueingHint:
+        """Queue once the pod's preemption is over; until then the gate would hold it anyway.
+
+        kube's hint always says Skip and leaves the decision to the plugins that rejected the
+        pod in its cycle; kubesched's queue asks only the gating plugin about a gated pod, so
+        this one answers for the gate.
+        """
+        if self.is_pod_running_preemption(pod.uid):
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE
+
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        """Whether the victims of the pod ``uid`` are still being evicted: its background
+        calls have not ended, and the last victim (once its turn came) is neither gone nor
+        terminating."""
+        if uid not in self._preempting:  # the common case, without the lock
+            return False
+        with self._lock:
+            if uid not in self._preempting:
+                return False
+            last = self._last_victim.get(uid)
+        if last is None:
+            return True
+        # The informer's store already has the deletion when its event reaches the queue, so a
+        # pod the deletion brings back is not gated again by calls that have in fact ended.
+        victim = self.handle.backend.get_pod(last)
+        return victim is not None and not victim.deletion_timestamp
 
     def run_post_filter(
         self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
@@ -156,13 +279,11 @@ class DefaultPreemption:
     def preempt(
         self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
-        """kube's ``Evaluator.Preempt``: evaluate, then delete the victims of the best node."""
+        """kube's ``Evaluator.Preempt``: evaluate, then start evicting the best node's victims."""
         candidate, result, status = self._evaluate(state, pod, filtered_node_status)
         if candidate is None:
             return result, status
-        status = self._prepare_candidate(candidate, pod)
-        if not status.is_success():
-            return None, status
+        self.prepare_candidate_async(candidate, pod)
         return PostFilterResult(candidate.name), Status(
             Code.SUCCESS, message_found_placement(candidate.name, len(candidate.victims))
         )
@@ -211,9 +332,10 @@ class DefaultPreemption:
                         return False, MESSAGE_TERMINATING_VICTIM
         return True, ""
 
-    def _terminating_by_preemption(self, pod: Pod) -> bool:
-        """Being deleted, with kube-scheduler's ``DisruptionTarget`` condition; or, since this
-        plugin does not write that condition, one of the victims it deleted itself."""
+    @staticmethod
+    def _terminating_by_preemption(pod: Pod) -> bool:
+        """Being deleted, with the ``DisruptionTarget`` condition a scheduler's preemption
+        writes (``podTerminatingByPreemption``)."""
         if not pod.deletion_timestamp:
             return False
         for condition in (pod.raw.get("status") or {}).get("conditions") or ():
@@ -222,7 +344,7 @@ class DefaultPreemption:
                     condition.get("status") == "True"
                     and condition.get("reason") == REASON_PREEMPTION_BY_SCHEDULER
                 )
-        return pod.uid in self._preempted
+        return False
 
     # -- candidates ------------------------------------------------------------------------------
     def calculate_num_candidates(self, num_nodes: int) -> int:
@@ -366,29 +488,68 @@ class DefaultPreemption:
         return pick_one_node_for_preemption(candidates)
 
     # -- actuation -------------------------------------------------------------------------------
-    def _prepare_candidate(self, candidate: Candidate, pod: Pod) -> Status:
-        """Evict the victims (a pod waiting at Permit is rejected instead of deleted), then clear
-        lower-priority nominations to that node (``prepareCandidate``)."""
-        for victim in candidate.victims:
-            if victim.deletion_timestamp:
-                continue  # already being deleted: another call would change nothing
-            waiting = self.handle.waiting_pods.get(victim.uid)
-            if waiting is not None and waiting.pending_plugins():
-                waiting.reject(NAME, "preempted")
-                continue
-            try:
-                self.handle.backend.delete_pod(victim)
-            except Exception as exc:  # the API refused: the pod tries again later
-                return Status.from_error(exc)
-            self._remember(victim)
-        nominator = self.handle.nominator
-        if nominator is not None:
-            for other in self.handle.nominated_pods_for_node(candidate.name):
-                if other.priority < pod.priority:
-                    nominator.remove(other)
-        return Status.success()
+    def prepare_candidate_async(self, candidate: Candidate, pod: Pod) -> None:
+        """Evict the candidate's victims in the background (``prepareCandidateAsync``), the pod
+        gated at PreEnqueue meanwhile. Victims already being deleted are left alone; when that
+        leaves none, nothing is sent."""
+        victims = [victim for victim in candidate.victims if not victim.deletion_timestamp]
+        if not victims:
+            return
+        with self._lock:
+            self._preempting.add(pod.uid)
+        self.handle.run_in_background(
+            lambda: self._evict(candidate.name, pod, victims), name=f"preemption of {pod.key}"
+        )
 
-    def _remember(self, victim: Pod) -> None:
-        self._preempted[victim.uid] = None
-        if len(self._preempted) > _REMEMBERED_VICTIMS:
-            del self._preempted[next(iter(self._preempted))]
+    def _evict(self, node_name: str, pod: Pod, victims: Sequence[Pod]) -> None:
+        """First clear lower-priority nominations to the node (they may no longer fit), then
+        preempt every victim but the last, then the last one; a failure skips the rest."""
+        try:
+            lower = [
+                other
+                for other in self.handle.nominated_pods_for_node(node_name)
+                if other.priority < pod.priority
+            ]
+            for error in self.handle.clear_nominated_node_name(*lower):
+                log.warning("clearing a nomination to node %s failed: %s", node_name, error)
+            for victim in victims[:-1]:
+                self.preempt_pod(node_name, pod, victim)
+            # From here on PreEnqueue looks the last victim up: once it is gone or terminating,
+            # the pod passes even if this thread has not come back from the call yet.
+            with self._lock:
+                self._last_victim[pod.uid] = victims[-1].uid
+            self.preempt_pod(node_name, pod, victims[-1])
+        except Exception as exc:
+            # The pod goes on waiting in the queue for an event (or the pool's time limit);
+            # kube-scheduler activates it at once (see the README).
+            log.error("preemption for pod %s on node %s failed: %s", pod.key, node_name, exc)
+        finally:
+            with self._lock:
+                self._preempting.discard(pod.uid)
+                self._last_victim.pop(pod.uid, None)
+
+    def preempt_pod(self, node_name: str, preemptor: Pod, victim: Pod) -> None:
+        """kube's ``PreemptPod``: reject a victim waiting at Permit; otherwise patch the
+        ``DisruptionTarget`` condition on it, then delete it. Then record ``Preempted`` on it.
+        A victim already gone is skipped; a refused call raises."""
+        backend = self.handle.backend
+        waiting = self.handle.waiting_pods.get(victim.uid)
+        if waiting is not None and waiting.pending_plugins():
+            waiting.reject(NAME, "preempted")
+        else:
+            condition = disruption_target_condition(victim, preemptor.scheduler_name)
+            if condition is not None and not backend.patch_pod_status(
+                victim, conditions=[condition]
+            ):
+                return
+            if backend.delete_pod(victim) is False:
+                return
+        backend.record_event(
+            victim,
+            event_type="Normal",
+            reason=REASON_PREEMPTED,
+            action=ACTION_PREEMPTING,
+            note=message_preempted(preemptor.uid, node_name),
+            reporting_controller=self.handle.profile_name,
+            related=preemptor,
+        )

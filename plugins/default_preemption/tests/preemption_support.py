@@ -20,6 +20,7 @@ from kubesched import (
     CycleState,
     EventResource,
     Handle,
+    InMemoryBackend,
     Node,
     NodeInfo,
     Pod,
@@ -331,9 +332,71 @@ def profile(
     return body
 
 
+class ApiLog:
+    """The backend calls preemption makes, in order, as tuples:
+    ``("patch", pod, conditions, nominated_node_name)``, ``("delete", pod)``,
+    ``("event", pod, type, reason, action, note, reporting_controller, related)``.
+
+    ``refuse`` maps ``(call, pod name)`` to the exception that call raises instead;
+    ``stored`` keeps each deleted pod as the backend held it just before (with its condition).
+    """
+
+    def __init__(self, backend: InMemoryBackend) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.refuse: dict[tuple[str, str], Exception] = {}
+        self.stored: dict[str, Pod] = {}
+        patch, delete, record = backend.patch_pod_status, backend.delete_pod, backend.record_event
+
+        def patch_pod_status(
+            pod: Pod,
+            *,
+            conditions: Sequence[Mapping[str, Any]] = (),
+            nominated_node_name: str | None = None,
+        ) -> bool:
+            self._check("patch", pod)
+            self.calls.append(
+                ("patch", pod.name, [dict(c) for c in conditions], nominated_node_name)
+            )
+            return patch(pod, conditions=conditions, nominated_node_name=nominated_node_name)
+
+        def delete_pod(pod: Pod) -> bool:
+            self._check("delete", pod)
+            self.calls.append(("delete", pod.name))
+            if (current := backend.pods.get(pod.uid)) is not None:
+                self.stored[pod.name] = current
+            return delete(pod)
+
+        def record_event(regarding: Pod, **fields: Any) -> None:
+            self.calls.append(
+                (
+                    "event",
+                    regarding.name,
+                    fields["event_type"],
+                    fields["reason"],
+                    fields["action"],
+                    fields["note"],
+                    fields["reporting_controller"],
+                    fields["related"].name if fields.get("related") is not None else None,
+                )
+            )
+            record(regarding, **fields)
+
+        backend.patch_pod_status = patch_pod_status  # type: ignore[method-assign]
+        backend.delete_pod = delete_pod  # type: ignore[method-assign]
+        backend.record_event = record_event  # type: ignore[method-assign]
+
+    def _check(self, call: str, pod: Pod) -> None:
+        if (error := self.refuse.get((call, pod.name))) is not None:
+            raise error
+
+    def kinds(self) -> list[tuple[str, str]]:
+        """``(call, pod name)`` of every call, in order."""
+        return [(call[0], call[1]) for call in self.calls]
+
+
 class Env:
     """A scheduler (not running cycles) over ``nodes`` and ``pods``: the framework, the plugin,
-    the snapshot its handle reads, and the in-memory backend."""
+    the snapshot its handle reads, the in-memory backend and the log of preemption's calls."""
 
     def __init__(
         self,
@@ -352,6 +415,7 @@ class Env:
         self.backend.objects["PodDisruptionBudget"] = [dict(p) for p in pdbs]
         self.framework = self.scheduler.frameworks[PROFILE_NAME]
         self.plugin: DefaultPreemption = self.framework.plugins[NAME]
+        self.api = ApiLog(self.backend)
         self.refresh()
 
     def refresh(self) -> None:

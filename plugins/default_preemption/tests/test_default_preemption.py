@@ -11,19 +11,25 @@ from typing import Any
 
 import pytest
 from kubesched_default_preemption import (
+    ACTION_PREEMPTING,
     MESSAGE_PREEMPT_NEVER,
     MESSAGE_PREFIX,
     MESSAGE_TERMINATING_VICTIM,
+    MESSAGE_WAITING_FOR_PREEMPTION,
     NAME,
     REASON_NO_VICTIMS,
     REASON_NOT_HELPFUL,
+    REASON_PREEMPTED,
     Candidate,
     DefaultPreemption,
     DefaultPreemptionArgs,
     PodDisruptionBudget,
+    disruption_target_condition,
     filter_victims_with_pdb_violation,
     fit_error_message,
+    message_disruption_target,
     message_found_placement,
+    message_preempted,
     pick_one_node_for_preemption,
 )
 from preemption_support import (
@@ -35,6 +41,7 @@ from preemption_support import (
     NEG,
     NODE_RES,
     ONE_POD,
+    PROFILE_NAME,
     SMALL,
     VERY_HIGH,
     VERY_LARGE,
@@ -46,7 +53,18 @@ from preemption_support import (
     pod,
 )
 
-from kubesched import Code, ConfigError, Pod, PostFilterResult, Status, WaitingPod
+from kubesched import (
+    ActionType,
+    ClusterEvent,
+    Code,
+    ConfigError,
+    EventResource,
+    Pod,
+    PostFilterResult,
+    QueueingHint,
+    Status,
+    WaitingPod,
+)
 from kubesched.testing.harness import make_scheduler
 
 UNSCHEDULABLE = Status(Code.UNSCHEDULABLE)
@@ -62,6 +80,10 @@ def terminating(victim: Pod) -> Pod:
     raw = copy.deepcopy(dict(victim.raw))
     raw["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"
     return Pod(raw)
+
+
+def deleted(env: Env) -> list[str]:
+    return [name for call, name in env.api.kinds() if call == "delete"]
 
 
 def found(node_name: str, victims: int) -> Status:
@@ -1131,13 +1153,13 @@ def test_preempt(case):
         Code.SUCCESS, message_found_placement(result.nominated_node_name, len(case["expected"]))
     )
 
-    # The victims are still terminating (an apiserver keeps them through their grace period):
-    # preempting again for the nominated pod must not choose more victims.
+    # The victims are still terminating (an apiserver keeps them through their grace period),
+    # with the DisruptionTarget condition written before their deletion: preempting again for
+    # the nominated pod must not choose more victims.
     env2 = Env(
         [node(n, **VERY_LARGE) for n in case["nodes"]],
-        [terminating(p) if p.name in case["expected"] else p for p in case["pods"]],
+        [terminating(env.api.stored.get(p.name, p)) for p in case["pods"]],
     )
-    env2.plugin._preempted.update(env.plugin._preempted)
     renominated = pod("p", priority=HIGH, req=VERY_LARGE, nominated=result.nominated_node_name)
     result2, status2 = env2.plugin.preempt(env2.state(renominated), renominated, statuses)
     assert result2 is None
@@ -1153,15 +1175,13 @@ def test_terminating_victims_are_not_deleted_again():
             pod("live", on="node1", priority=LOW, req=LARGE),
         ],
     )
-    deleted: list[str] = []
-    env.backend.delete_pod = lambda p: deleted.append(p.name)  # type: ignore[method-assign]
     preemptor = pod("p", priority=HIGH, req=VERY_LARGE)
     result, status = env.plugin.preempt(env.state(preemptor), preemptor, {"node1": UNSCHEDULABLE})
     assert (result, status) == (
         PostFilterResult("node1"),
         Status(Code.SUCCESS, message_found_placement("node1", 2)),
     )
-    assert deleted == ["live"]
+    assert env.api.kinds() == [("patch", "live"), ("delete", "live"), ("event", "live")]
 
 
 def test_a_victim_waiting_at_permit_is_rejected_not_deleted():
@@ -1178,34 +1198,21 @@ def test_a_victim_waiting_at_permit_is_rejected_not_deleted():
         ("preempted",),
         NAME,
     )
-
-
-def test_a_refused_deletion_is_an_error():
-    env = Env([node("node1", **VERY_LARGE)], [pod("low", on="node1", priority=LOW, req=LARGE)])
-
-    def refuse(victim):
-        raise RuntimeError(f'pods "{victim.name}" is forbidden')
-
-    env.backend.delete_pod = refuse  # type: ignore[method-assign]
-    preemptor = pod("p", priority=HIGH, req=VERY_LARGE)
-    result, status = env.plugin.run_post_filter(
-        env.state(preemptor), preemptor, {"node1": UNSCHEDULABLE}
-    )
-    assert result is None
-    assert status == Status(Code.ERROR, MESSAGE_PREFIX + 'pods "low" is forbidden')
+    # No condition and no deletion, but the Preempted event all the same (as kube records it).
+    assert env.api.kinds() == [("event", "low")]
 
 
 def test_lower_priority_nominations_on_the_chosen_node_are_cleared():
-    env = Env(
-        [node("node1", **VERY_LARGE), node("node2", **VERY_LARGE)],
-        [pod("low", on="node1", priority=LOW, req=LARGE)],
-    )
-    nominator = env.scheduler.queue.nominator
     below, above, elsewhere = (
         pod("below", priority=LOW + 1),
         pod("above", priority=VERY_HIGH),
         pod("elsewhere", priority=LOW),
     )
+    env = Env(
+        [node("node1", **VERY_LARGE), node("node2", **VERY_LARGE)],
+        [pod("low", on="node1", priority=LOW, req=LARGE), below, above, elsewhere],
+    )
+    nominator = env.scheduler.queue.nominator
     nominator.add(below, "node1")
     nominator.add(above, "node1")
     nominator.add(elsewhere, "node2")
@@ -1216,6 +1223,15 @@ def test_lower_priority_nominations_on_the_chosen_node_are_cleared():
     assert result == PostFilterResult("node1")
     assert [p.name for p in nominator.nominated_pods_for_node("node1")] == ["above"]
     assert nominator.node_of(elsewhere) == "node2"
+    # Through the API as well, before any victim is touched (kube's asynchronous order).
+    assert env.api.calls[0] == ("patch", "below", [], "")
+    assert env.api.kinds() == [
+        ("patch", "below"),
+        ("patch", "low"),
+        ("delete", "low"),
+        ("event", "low"),
+    ]
+    assert env.backend.nominations == {"default/below": ""}
 
 
 def test_no_nodes_is_an_error():
@@ -1263,3 +1279,216 @@ def test_start_time_without_a_start_is_the_newest():
     assert start_time(pod("p")) == math.inf
     assert start_time(pod("p", start="1970-01-01T00:00:05Z")) == 5.0
     assert start_time(pod("p", start="not a time")) == math.inf
+
+
+# --- actuation: DisruptionTarget, deletion, Preempted, in the background -------------------------
+
+#: The condition the victims of a preemptor of profile custom-scheduler get (without its time).
+VICTIM_CONDITION = {
+    "type": "DisruptionTarget",
+    "status": "True",
+    "reason": "PreemptionByScheduler",
+    "message": "custom-scheduler: preempting to accommodate a higher priority pod",
+}
+
+
+def without_time(condition: dict[str, Any] | None) -> dict[str, Any] | None:
+    if condition is None:
+        return None
+    return {k: v for k, v in condition.items() if k != "lastTransitionTime"}
+
+
+def two_victims() -> Env:
+    return Env(
+        [node("node1", **VERY_LARGE)],
+        [
+            pod("v1", on="node1", priority=LOW, req=LARGE, start=epoch(1)),
+            pod("v2", on="node1", priority=LOW, req=LARGE, start=epoch(2)),
+        ],
+    )
+
+
+PREEMPTOR = pod("p", priority=HIGH, req=VERY_LARGE)
+
+
+def test_each_victim_gets_the_condition_then_is_deleted_then_gets_the_event():
+    env = two_victims()
+    result, status = env.plugin.preempt(env.state(PREEMPTOR), PREEMPTOR, {"node1": UNSCHEDULABLE})
+    assert (result, status) == (
+        PostFilterResult("node1"),
+        Status(Code.SUCCESS, message_found_placement("node1", 2)),
+    )
+    assert env.pods_left() == []
+    assert env.api.kinds() == [
+        ("patch", "v1"),
+        ("delete", "v1"),
+        ("event", "v1"),
+        ("patch", "v2"),
+        ("delete", "v2"),
+        ("event", "v2"),
+    ]
+    _, _, conditions, nomination = env.api.calls[0]
+    assert [without_time(c) for c in conditions] == [VICTIM_CONDITION]
+    assert conditions[0]["lastTransitionTime"].endswith("Z")
+    assert nomination is None
+    assert env.api.calls[2] == (
+        "event",
+        "v1",
+        "Normal",
+        REASON_PREEMPTED,
+        ACTION_PREEMPTING,
+        "Preempted by pod p on node node1",
+        PROFILE_NAME,
+        "p",
+    )
+    # The in-memory backend kept the condition on the pod until it deleted it.
+    assert env.api.stored["v1"].raw["status"]["conditions"][0]["type"] == "DisruptionTarget"
+    assert [e.reason for e in env.backend.events] == [REASON_PREEMPTED, REASON_PREEMPTED]
+
+
+def test_kubes_wording():
+    assert message_disruption_target("s") == "s: preempting to accommodate a higher priority pod"
+    assert message_preempted("uid-1", "n1") == "Preempted by pod uid-1 on node n1"
+    assert (REASON_PREEMPTED, ACTION_PREEMPTING) == ("Preempted", "Preempting")
+    assert MESSAGE_WAITING_FOR_PREEMPTION == (
+        "waiting for the preemption for this pod to be finished"
+    )
+
+
+def _with(conditions: list[dict[str, Any]], generation: int | None = None) -> Pod:
+    victim = pod("v", on="node1", conditions=conditions)
+    if generation is not None:
+        victim.raw["metadata"]["generation"] = generation
+    return victim
+
+
+@pytest.mark.parametrize(
+    ("victim", "want"),
+    [
+        (_with([]), VICTIM_CONDITION),
+        (_with([], generation=3), {**VICTIM_CONDITION, "observedGeneration": 3}),
+        (_with([{**VICTIM_CONDITION, "lastTransitionTime": "2025-01-01T00:00:00Z"}]), None),
+        (_with([{**VICTIM_CONDITION, "message": "other: preempting"}]), VICTIM_CONDITION),
+        (_with([{**VICTIM_CONDITION, "status": "False"}]), VICTIM_CONDITION),
+        (
+            _with([{**VICTIM_CONDITION, "observedGeneration": 1}], generation=2),
+            {**VICTIM_CONDITION, "observedGeneration": 2},
+        ),
+    ],
+    ids=[
+        "added",
+        "added with the pod's generation",
+        "the same condition: no patch",
+        "another scheduler's message: replaced",
+        "status False: replaced",
+        "an older generation: replaced",
+    ],
+)
+def test_disruption_target_condition(victim, want):
+    assert without_time(disruption_target_condition(victim, PROFILE_NAME)) == want
+
+
+def test_the_transition_time_is_kept_when_the_status_does_not_change():
+    old = {**VICTIM_CONDITION, "message": "x", "lastTransitionTime": "2025-01-01T00:00:00Z"}
+    condition = disruption_target_condition(_with([old]), PROFILE_NAME)
+    assert condition is not None
+    assert condition["lastTransitionTime"] == "2025-01-01T00:00:00Z"
+
+
+def test_a_victim_that_already_has_the_condition_is_only_deleted():
+    env = Env(
+        [node("node1", **VERY_LARGE)],
+        [pod("v", on="node1", priority=LOW, req=LARGE, conditions=[VICTIM_CONDITION])],
+    )
+    env.plugin.preempt(env.state(PREEMPTOR), PREEMPTOR, {"node1": UNSCHEDULABLE})
+    assert env.api.kinds() == [("delete", "v"), ("event", "v")]
+
+
+def test_a_victim_gone_before_its_patch_is_left_alone():
+    env = two_victims()
+    del env.backend.pods["v1"]  # deleted behind the snapshot's back
+    result, _ = env.plugin.preempt(env.state(PREEMPTOR), PREEMPTOR, {"node1": UNSCHEDULABLE})
+    assert result == PostFilterResult("node1")
+    # No deletion and no event for v1 (kube: "Victim Pod is already deleted"); v2 goes on.
+    assert env.api.kinds() == [("patch", "v1"), ("patch", "v2"), ("delete", "v2"), ("event", "v2")]
+
+
+def test_a_refused_call_ends_the_preemption_without_failing_post_filter(caplog):
+    env = two_victims()
+    env.api.refuse[("delete", "v1")] = RuntimeError('pods "v1" is forbidden')
+    result, status = env.plugin.run_post_filter(
+        env.state(PREEMPTOR), PREEMPTOR, {"node1": UNSCHEDULABLE}
+    )
+    # The decision was made in the cycle; the calls failed afterwards, in the background.
+    assert (result, status) == (
+        PostFilterResult("node1"),
+        Status(Code.SUCCESS, MESSAGE_PREFIX + message_found_placement("node1", 2)),
+    )
+    assert env.api.kinds() == [("patch", "v1")]  # the last victim is skipped
+    assert env.pods_left() == ["v1", "v2"]
+    assert 'pods "v1" is forbidden' in caplog.text
+    assert env.plugin.pre_enqueue(PREEMPTOR) is None  # not held for calls that are over
+
+
+def test_victims_already_terminating_send_nothing():
+    env = Env(
+        [node("node1", **VERY_LARGE)],
+        [pod("v", on="node1", priority=LOW, req=LARGE, terminating=True)],
+    )
+    held: list[Any] = []
+    env.plugin.handle.background = held.append
+    result, _ = env.plugin.preempt(env.state(PREEMPTOR), PREEMPTOR, {"node1": UNSCHEDULABLE})
+    assert result == PostFilterResult("node1")
+    assert held == []
+    assert env.plugin.pre_enqueue(PREEMPTOR) is None
+
+
+def test_the_preemptor_is_gated_until_the_calls_are_sent():
+    env = two_victims()
+    held: list[Any] = []
+    env.plugin.handle.background = held.append
+    result, status = env.plugin.preempt(env.state(PREEMPTOR), PREEMPTOR, {"node1": UNSCHEDULABLE})
+    # The cycle ends with the nomination while nothing has been sent yet.
+    assert (result, status) == (
+        PostFilterResult("node1"),
+        Status(Code.SUCCESS, message_found_placement("node1", 2)),
+    )
+    assert env.api.calls == []
+    assert env.plugin.pre_enqueue(PREEMPTOR) == Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MESSAGE_WAITING_FOR_PREEMPTION
+    )
+    assert env.plugin.pre_enqueue(pod("other", priority=HIGH)) is None
+    hint = env.plugin.is_pod_schedulable_after_assigned_pod_deletion
+    assert hint(PREEMPTOR, env.backend.pods["v1"], None) is QueueingHint.SKIP
+    (call,) = held
+    call()
+    assert env.pods_left() == []
+    assert env.plugin.pre_enqueue(PREEMPTOR) is None
+    assert hint(PREEMPTOR, None, None) is QueueingHint.QUEUE
+
+
+def test_the_gate_lifts_once_the_last_victim_is_gone():
+    """While the last victim's call is on its way, its deletion event may reach the queue
+    before the call returns: the gate must be open by then (``lastVictimsPendingPreemption``)."""
+    env = two_victims()
+    seen: list[tuple[str, Status | None]] = []
+    delete = env.backend.delete_pod
+
+    def delete_then_look(victim: Pod) -> bool:
+        gone = delete(victim)
+        seen.append((victim.name, env.plugin.pre_enqueue(PREEMPTOR)))
+        return gone
+
+    env.backend.delete_pod = delete_then_look  # type: ignore[method-assign]
+    env.plugin.preempt(env.state(PREEMPTOR), PREEMPTOR, {"node1": UNSCHEDULABLE})
+    assert seen == [
+        ("v1", Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MESSAGE_WAITING_FOR_PREEMPTION)),
+        ("v2", None),
+    ]
+
+
+def test_events_to_register():
+    env = Env([node("node1")])
+    (registered,) = env.plugin.events_to_register()
+    assert registered.event == ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)
+    assert registered.hint == env.plugin.is_pod_schedulable_after_assigned_pod_deletion

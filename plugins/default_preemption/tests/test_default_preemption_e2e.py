@@ -1,6 +1,7 @@
 """DefaultPreemption in the real scheduler: victims deleted from the in-memory backend, the
-preemptor nominated, retried on its node first and bound there; messages as kube writes them;
-``kubesched.simulate`` over a cluster with PodDisruptionBudgets; NodeResourcesFit when installed."""
+preemptor nominated, held at PreEnqueue while its victims' calls are pending, retried on its node
+first and bound there; messages and events as kube writes them; ``kubesched.simulate`` over a
+cluster with PodDisruptionBudgets; NodeResourcesFit when installed."""
 
 from __future__ import annotations
 
@@ -9,16 +10,19 @@ from importlib.metadata import entry_points
 import pytest
 from kubesched_default_preemption import (
     MESSAGE_PREEMPT_NEVER,
+    MESSAGE_WAITING_FOR_PREEMPTION,
     NAME,
     REASON_NO_VICTIMS,
+    REASON_PREEMPTED,
     DefaultPreemption,
     message_found_placement,
+    message_preempted,
 )
 from preemption_support import HIGH, LOW, MID, PROFILE_NAME, TEST_PLUGINS, node, pdb, pod, profile
 
 from kubesched.manifests import Cluster
-from kubesched.simulate import simulate
-from kubesched.testing.harness import Harness, make_config
+from kubesched.simulate import VirtualClock, simulate
+from kubesched.testing.harness import Harness, make_config, make_scheduler, run_until_idle
 
 PLUGINS = {NAME: DefaultPreemption, **TEST_PLUGINS}
 INSUFFICIENT_CPU = "0/1 nodes are available: 1 Insufficient cpu."
@@ -51,6 +55,45 @@ def test_victims_are_deleted_and_the_pod_lands_on_their_node():
         assert failures(h, "high") == [
             f"{INSUFFICIENT_CPU} preemption: {message_found_placement('node1', 2)}"
         ]
+        preempted = [(e.pod, e.message) for e in h.backend.events if e.reason == REASON_PREEMPTED]
+        assert preempted == [
+            (f"default/low-{i}", message_preempted("high", "node1")) for i in (1, 2)
+        ]
+
+
+def test_the_preemptor_waits_at_pre_enqueue_until_its_victims_are_evicted():
+    clock = VirtualClock()
+    scheduler, backend = make_scheduler(
+        PLUGINS,
+        profile(),
+        [node("node1", cpu="1", memory="1Gi")],
+        [
+            pod("low", on="node1", priority=LOW, req={"cpu": "1"}),
+            pod("high", priority=HIGH, req={"cpu": "1"}),
+        ],
+        clock=clock,
+    )
+    held = []
+    scheduler.frameworks[PROFILE_NAME].handle.background = held.append
+    run_until_idle(scheduler)
+    assert len(held) == 1 and "low" in backend.pods  # decided, nothing sent yet
+    # The pod leaves the pool (its time there is up) and meets PreEnqueue: gated.
+    clock.now += 301
+    scheduler.queue.flush()
+    (parked,) = scheduler.queue.parked()
+    assert (parked.pod.name, parked.gating_plugin, parked.gating_message) == (
+        "high",
+        NAME,
+        MESSAGE_WAITING_FOR_PREEMPTION,
+    )
+    assert scheduler.queue.pending()["gated"] == 1
+    # The calls go out; the last victim's deletion lets the pod through the gate.
+    held.pop()()
+    assert scheduler.queue.pending() == {"active": 1, "backoff": 0, "unschedulable": 0, "gated": 0}
+    run_until_idle(scheduler)
+    assert backend.pods["high"].node_name == "node1"
+    assert [e.reason for e in backend.events] == ["FailedScheduling", REASON_PREEMPTED, "Scheduled"]
+    scheduler.stop()
 
 
 def test_a_failed_preemption_clears_the_nomination():
