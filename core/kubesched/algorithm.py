@@ -230,15 +230,12 @@ class SchedulingAlgorithm:
         feasible: list[NodeInfo] = []
         start = self.next_start_node_index % total
         processed = 0
-        # Nominated pods (preemption) are rare: only then pay for the per-node check (and then
-        # results are not reused: they depend on the nominated pods too).
-        reuse = None if fw.handle.has_nominated_pods() else fw.filter_reuse(state)
+        # On a node with nominated pods, Filter depends on them too: such nodes always go
+        # through run_filter_with_nominated_pods, never through reused results.
+        nominated = fw.handle.nodes_with_nominated_pods() if fw.handle.has_nominated_pods() else ()
+        reuse = fw.filter_reuse(state)
         if reuse is None:
-            run_filter = (
-                fw.run_filter_with_nominated_pods
-                if fw.handle.has_nominated_pods()
-                else fw.run_filter
-            )
+            run_filter = fw.run_filter_with_nominated_pods if nominated else fw.run_filter
         elif not reuse.complete:  # some running Filters must still be called on every node
             run_filter = functools.partial(fw.run_filter_reusing, reuse=reuse)
             reuse = None
@@ -251,7 +248,9 @@ class SchedulingAlgorithm:
             itertools.islice(nodes, start, None), itertools.islice(nodes, start)
         ):
             processed += 1
-            if reused is None:
+            if nominated and info.name in nominated:
+                status = fw.run_filter_with_nominated_pods(state, pod, info)
+            elif reused is None:
                 status = run_filter(state, pod, info)
             else:
                 entry = reused(info.name)

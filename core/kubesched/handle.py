@@ -63,6 +63,12 @@ class Handle:
             return []
         return list(self.nominator.nominated_pods_for_node(node_name))
 
+    def nodes_with_nominated_pods(self) -> frozenset[str]:
+        """The nodes some pod is nominated to (a Filter result there depends on those pods)."""
+        if self.nominator is None:
+            return frozenset()
+        return self.nominator.node_names()
+
     def has_nominated_pods(self) -> bool:
         """Whether any pod is nominated anywhere (lets Filter skip the per-node check)."""
         return self.nominator is not None and len(self.nominator) > 0

@@ -16,6 +16,7 @@ __all__ = [
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
     "NodeInfo",
+    "compute_pod_requests",
     "next_generation",
     "pod_requests",
 ]
@@ -56,6 +57,32 @@ def _container_requests(container: Container, non_zero: bool) -> Mapping[str, in
 
 
 def pod_requests(pod: Pod, non_zero: bool = False) -> dict[str, int]:
+    """What a pod asks of a node (see :func:`compute_pod_requests`), remembered on the Pod.
+
+    A pod's requests are counted each time it is added to or removed from a node (the cache,
+    preemption's what-ifs), so they are computed once per Pod object. The memo carries the
+    object's ``id``: a ``copy.copy`` of the pod (changed afterwards, as NodeResourcesFit's
+    scoring view) does not inherit it. Returns a fresh dict the caller may change.
+    """
+    try:
+        memo = pod._requests_memo
+    except AttributeError:  # a Pod built without __init__
+        memo = None
+    if memo is None or memo[0] != id(pod):
+        memo = (id(pod), None, None)
+    index = 2 if non_zero else 1
+    known = memo[index]
+    if known is None:
+        known = compute_pod_requests(pod, non_zero)
+        memo = (memo[0], known, memo[2]) if index == 1 else (memo[0], memo[1], known)
+        try:
+            pod._requests_memo = memo
+        except AttributeError:  # not a kubesched Pod (a test double): nothing to remember on
+            pass
+    return dict(known)
+
+
+def compute_pod_requests(pod: Pod, non_zero: bool = False) -> dict[str, int]:
     """What a pod asks of a node, as ``k8s.io/component-helpers/resource.PodRequests`` counts it.
 
     The sum of the app containers and the sidecars, or the largest regular init container plus
@@ -86,6 +113,55 @@ def pod_requests(pod: Pod, non_zero: bool = False) -> dict[str, int]:
             total[name] = value
     _add(total, pod.overhead)
     return total
+
+
+class _Footprint:
+    """What a pod adds to a node's aggregates, computed once per Pod object."""
+
+    __slots__ = (
+        "non_zero",
+        "owner",
+        "ports",
+        "requests",
+        "with_affinity",
+        "with_required_anti_affinity",
+    )
+
+    def __init__(self, pod: Pod) -> None:
+        self.owner = id(pod)
+        self.requests = tuple(compute_pod_requests(pod).items())
+        non_zero = compute_pod_requests(pod, non_zero=True)
+        self.non_zero = tuple((name, non_zero.get(name, 0)) for name in (CPU, MEMORY))
+        # Regular init containers have exited before the app starts: only sidecars hold ports
+        # (kube-scheduler's GetHostPorts).
+        sidecars = [c for c in pod.init_containers if c.is_sidecar]
+        self.ports = tuple(
+            (port.host_ip, port.protocol, port.host_port)
+            for container in (*sidecars, *pod.containers)
+            for port in container.host_ports
+        )
+        affinity = pod.affinity
+        self.with_affinity = bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity"))
+        anti = affinity.get("podAntiAffinity") or {}
+        self.with_required_anti_affinity = bool(
+            anti.get("requiredDuringSchedulingIgnoredDuringExecution")
+        )
+
+
+def _footprint(pod: Pod) -> _Footprint:
+    """The pod's footprint, remembered on the Pod object (guarded by its ``id`` like
+    :func:`pod_requests`' memo, so a changed copy computes its own)."""
+    try:
+        known = pod._footprint
+    except AttributeError:
+        known = None
+    if known is None or known.owner != id(pod):
+        known = _Footprint(pod)
+        try:
+            pod._footprint = known
+        except AttributeError:  # not a kubesched Pod (a test double)
+            pass
+    return known
 
 
 class NodeInfo:
@@ -143,28 +219,23 @@ class NodeInfo:
         return True
 
     def _account(self, pod: Pod, sign: int) -> None:
-        for name, value in pod_requests(pod).items():
-            self.requested[name] = self.requested.get(name, 0) + sign * value
-        non_zero = pod_requests(pod, non_zero=True)
-        for name in (CPU, MEMORY):
-            value = non_zero.get(name, 0)
-            self.non_zero_requested[name] = self.non_zero_requested.get(name, 0) + sign * value
-        # Regular init containers have exited before the app starts: only sidecars hold ports
-        # (kube-scheduler's GetHostPorts).
-        sidecars = [c for c in pod.init_containers if c.is_sidecar]
-        for container in (*sidecars, *pod.containers):
-            for port in container.host_ports:
-                key = (port.host_ip, port.protocol, port.host_port)
-                count = self.used_ports.get(key, 0) + sign
-                if count > 0:
-                    self.used_ports[key] = count
-                else:
-                    self.used_ports.pop(key, None)
-        affinity = pod.affinity
-        if affinity.get("podAffinity") or affinity.get("podAntiAffinity"):
+        footprint = _footprint(pod)
+        requested = self.requested
+        for name, value in footprint.requests:
+            requested[name] = requested.get(name, 0) + sign * value
+        non_zero = self.non_zero_requested
+        for name, value in footprint.non_zero:
+            non_zero[name] = non_zero.get(name, 0) + sign * value
+        used = self.used_ports
+        for key in footprint.ports:
+            count = used.get(key, 0) + sign
+            if count > 0:
+                used[key] = count
+            else:
+                used.pop(key, None)
+        if footprint.with_affinity:
             self._track(self.pods_with_affinity, pod, sign)
-        anti = affinity.get("podAntiAffinity") or {}
-        if anti.get("requiredDuringSchedulingIgnoredDuringExecution"):
+        if footprint.with_required_anti_affinity:
             self._track(self.pods_with_required_anti_affinity, pod, sign)
         self.generation = next_generation()
 

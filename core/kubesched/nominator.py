@@ -56,6 +56,11 @@ class Nominator:
         with self._lock:
             return list(self._by_node.get(node_name, {}).values())
 
+    def node_names(self) -> frozenset[str]:
+        """The nodes with at least one nominated pod."""
+        with self._lock:
+            return frozenset(self._by_node)
+
     def node_of(self, pod: Pod) -> str:
         with self._lock:
             return self._node_of.get(pod.uid, "")

@@ -204,6 +204,8 @@ class Pod:
     """A Pod as the scheduler sees it. ``raw`` is the full object."""
 
     __slots__ = (
+        "_footprint",
+        "_requests_memo",
         "affinity",
         "annotations",
         "containers",
@@ -231,6 +233,10 @@ class Pod:
     def __init__(self, raw: Mapping[str, Any]) -> None:
         if not isinstance(raw, Mapping):
             raise ObjectError("Pod", "", "", f"expected a mapping, got {type(raw).__name__}")
+        #: ``kubesched.nodeinfo.pod_requests``' results for this object (see there).
+        self._requests_memo: tuple[int, dict[str, int] | None, dict[str, int] | None] | None = None
+        #: What the pod adds to a node's aggregates (``kubesched.nodeinfo``), once computed.
+        self._footprint: Any = None
         meta = raw.get("metadata") or {}
         self.name: str = _name("Pod", meta)
         namespace = meta.get("namespace")

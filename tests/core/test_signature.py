@@ -191,6 +191,28 @@ def test_a_node_replaced_under_the_same_name_is_evaluated_again() -> None:
     assert backend.pod("default", "p1").node_name == "n0"
 
 
+def test_a_node_with_a_nominated_pod_is_never_answered_from_the_table() -> None:
+    """The room a preemptor was promised is not given away on the strength of an answer
+    given before the nomination."""
+    scheduler, backend = make_scheduler(
+        {"SlotFit": SlotFit},
+        {
+            "plugins": {"filter": {"enabled": [{"name": "SlotFit"}]}},
+            "pluginConfig": [{"name": "SlotFit", "args": {"slots": 1}}],
+        },
+        _nodes(3),
+    )
+    backend.add_pod(make_pod("p0").label("size", "s").obj())
+    run_until_idle(scheduler)
+    first = backend.pod("default", "p0").node_name
+    promised = min({"n0", "n1", "n2"} - {first})
+    holder = make_pod("holder").priority(100).node_selector(nowhere="true").obj()
+    scheduler.queue.nominator.add(holder, promised)
+    backend.add_pod(make_pod("p1").label("size", "s").obj())
+    run_until_idle(scheduler)
+    assert backend.pod("default", "p1").node_name not in {first, promised}
+
+
 def test_explain_sees_every_call() -> None:
     pods = [make_pod(f"p{i}").label("size", "s").obj() for i in range(2)]
     scheduler, backend = make_scheduler(
