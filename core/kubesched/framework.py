@@ -32,12 +32,22 @@ from .waiting_pods import WaitingPod
 if TYPE_CHECKING:
     from .config import Profile
 
-__all__ = ["MAX_NODE_SCORE", "Framework", "PluginCall", "ProfileBuildError"]
+__all__ = [
+    "MAX_NODE_SCORE",
+    "RUNNING_BINDING_PLUGIN",
+    "Framework",
+    "PluginCall",
+    "ProfileBuildError",
+]
 
 log = logging.getLogger(__name__)
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
+
+# -- plugin time limit of the binding cycle (scheduler.py): the (point, plugin) being run is
+# recorded in the pod's CycleState, since binding cycles run in parallel --
+RUNNING_BINDING_PLUGIN = "kubesched/running-binding-plugin"
 
 
 class ProfileBuildError(KubeschedError):
@@ -682,7 +692,9 @@ class Framework:
     def run_permit(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Success, a rejection, or Wait (the pod is then registered as waiting)."""
         waits: dict[str, float] = {}
+        self._point = "Permit"
         for c in self._calls["permit"]:
+            self._current = c
             try:
                 status = self._status(c.call(state, pod, node_name), c.plugin, "Permit")
             except Exception as exc:
@@ -709,6 +721,7 @@ class Framework:
         self, hook: str, point: str, state: CycleState, pod: Pod, node_name: str
     ) -> Status:
         for c in self._calls[hook]:
+            state.write(RUNNING_BINDING_PLUGIN, (point, c.plugin))
             try:
                 status = self._status(c.call(state, pod, node_name), c.plugin, point)
             except Exception as exc:
@@ -731,6 +744,7 @@ class Framework:
 
     def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for c in self._calls["post_bind"]:
+            state.write(RUNNING_BINDING_PLUGIN, ("PostBind", c.plugin))
             try:
                 c.call(state, pod, node_name)
             except Exception as exc:

@@ -2,7 +2,8 @@
 
 Multi-document YAML, ``List``/``NodeList``/``PodList`` wrappers and JSON are accepted. Objects
 that are neither Node nor Pod are skipped with a warning. Any unreadable object fails the whole
-file with every problem listed (nothing is half-applied).
+file with every problem listed (nothing is half-applied), and so does a Pod whose inter-pod
+(anti-)affinity kube-apiserver would refuse (``Pod.affinity_errors``).
 """
 
 from __future__ import annotations
@@ -122,6 +123,13 @@ def parse_cluster(text: str, source: str = "<cluster>") -> Cluster:
             parsed: Node | Pod = Node(obj) if kind == "Node" else Pod(obj)
         except ObjectError as exc:
             errors.append(f"{source}: {where}: {exc}")
+            continue
+        if isinstance(parsed, Pod) and parsed.affinity_errors:
+            # kube-apiserver refuses these on create; say so here rather than in a plugin.
+            errors.extend(
+                f"{source}: {where}: Pod {parsed.key}: {problem}"
+                for problem in parsed.affinity_errors
+            )
             continue
         key = (kind, parsed.name if isinstance(parsed, Node) else parsed.key)
         if key in seen:

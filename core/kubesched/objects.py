@@ -9,6 +9,7 @@ A malformed object raises :class:`ObjectError` naming the object and the field p
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +28,7 @@ __all__ = [
     "Taint",
     "Toleration",
     "parse_resource_list",
+    "pod_affinity_errors",
 ]
 
 CPU = "cpu"
@@ -76,6 +78,26 @@ def _string(data: Mapping[str, Any], key: str, field: str) -> str:
     return value
 
 
+def _entries(data: Mapping[str, Any], key: str, field: str, what: str) -> list[Mapping[str, Any]]:
+    """``data[key]`` as a list of objects (``[]`` when absent), each checked to be a mapping
+    whose string fields are strings; ValueError naming ``field[i]`` otherwise."""
+    value = data.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"{field}: expected a list of {what}s, got {type(value).__name__}")
+    for index, entry in enumerate(value):
+        if not isinstance(entry, Mapping):
+            article = "an" if what[0] in "aeiou" else "a"
+            raise ValueError(
+                f"{field}[{index}]: expected {article} {what} (an object), "
+                f"got {type(entry).__name__}"
+            )
+        for name in ("key", "value", "effect", "operator", "name"):
+            _string(entry, name, f"{field}[{index}].{name}")
+    return value
+
+
 def _name(kind: str, meta: Any) -> str:
     """``metadata.name`` of a Pod or Node, checked before anything else so errors can name it."""
     if not isinstance(meta, Mapping):
@@ -94,6 +116,104 @@ def _labels(meta: Mapping[str, Any], field: str) -> dict[str, str]:
         if not isinstance(key, str) or not isinstance(value, str):
             raise ValueError(f"metadata.{field}.{key}: value {value!r} must be a string")
     return dict(labels)
+
+
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+_AFFINITY_KINDS = ("nodeAffinity", "podAffinity", "podAntiAffinity")
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
+def _affinity(value: Any) -> Mapping[str, Any]:
+    """``spec.affinity`` with its three parts checked to be objects: the cache and plugins read
+    them with ``.get``, and no apiserver holds anything else there (its schema refuses it)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"spec.affinity: expected an object, got {type(value).__name__}")
+    for kind in _AFFINITY_KINDS:
+        part = value.get(kind)
+        if part is not None and not isinstance(part, Mapping):
+            raise ValueError(f"spec.affinity.{kind}: expected an object, got {type(part).__name__}")
+    return value
+
+
+def pod_affinity_errors(affinity: Mapping[str, Any]) -> list[str]:
+    """What kube-apiserver's ``ValidateAffinity`` refuses in ``spec.affinity.podAffinity`` and
+    ``podAntiAffinity``, as ``spec.affinity.…: problem`` lines with kube's wording: label and
+    namespace selectors (operators, values), ``topologyKey`` (required, a label key),
+    ``namespaces`` (DNS-1123 labels) and preferred terms' ``weight`` (1-100).
+
+    The apiserver refuses such pods on create; a cluster file can still hold them, and
+    InterPodAffinity reads the terms without these checks.
+    """
+    errors: list[str] = []
+    for kind in ("podAffinity", "podAntiAffinity"):
+        section = affinity.get(kind) or {}
+        path = f"spec.affinity.{kind}"
+        for key, weighted in ((_REQUIRED, False), (_PREFERRED, True)):
+            terms = section.get(key)
+            if terms is None:
+                continue
+            where = f"{path}.{key}"
+            if not isinstance(terms, list):
+                errors.append(f"{where}: expected a list, got {type(terms).__name__}")
+                continue
+            for index, term in enumerate(terms):
+                if weighted:
+                    _weighted_term_errors(term, f"{where}[{index}]", errors)
+                else:
+                    _term_errors(term, f"{where}[{index}]", errors)
+    return errors
+
+
+def _weighted_term_errors(term: Any, path: str, errors: list[str]) -> None:
+    if not isinstance(term, Mapping):
+        errors.append(f"{path}: expected a weighted pod affinity term (an object)")
+        return
+    weight = term.get("weight")
+    if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= 100:
+        errors.append(f"{path}.weight: Invalid value: {weight!r}: must be in the range 1-100")
+    _term_errors(term.get("podAffinityTerm"), f"{path}.podAffinityTerm", errors)
+
+
+def _term_errors(term: Any, path: str, errors: list[str]) -> None:
+    # selectors imports this module: imported here, on the (rare) pods with affinity terms.
+    from .selectors import LabelSelector, SelectorError, label_key_errors
+
+    if not isinstance(term, Mapping):
+        errors.append(f"{path}: expected a pod affinity term (an object)")
+        return
+    for field in ("labelSelector", "namespaceSelector"):
+        try:
+            LabelSelector.parse(term.get(field), f"{path}.{field}")
+        except SelectorError as exc:
+            errors.extend(str(error) for error in exc.errors)
+    namespaces = term.get("namespaces")
+    if namespaces is not None and not isinstance(namespaces, list):
+        errors.append(f"{path}.namespaces: expected a list of namespace names")
+    for index, namespace in enumerate(namespaces if isinstance(namespaces, list) else ()):
+        if not isinstance(namespace, str) or not (
+            len(namespace) <= 63 and _DNS1123_LABEL.fullmatch(namespace)
+        ):
+            errors.append(
+                f"{path}.namespaces[{index}]: Invalid value: {namespace!r}: a lowercase RFC 1123 "
+                "label must consist of lower case alphanumeric characters or '-', and must start "
+                "and end with an alphanumeric character"
+            )
+    for field in ("matchLabelKeys", "mismatchLabelKeys"):
+        keys = term.get(field)
+        if keys is not None and not (
+            isinstance(keys, list) and all(isinstance(k, str) for k in keys)
+        ):
+            errors.append(f"{path}.{field}: expected a list of label keys")
+    topology_key = term.get("topologyKey")
+    if topology_key is None or topology_key == "":
+        errors.append(f"{path}.topologyKey: Required value: can not be empty")
+    elif not isinstance(topology_key, str):
+        errors.append(f"{path}.topologyKey: Invalid value: {topology_key!r}: must be a string")
+    elif problems := label_key_errors(topology_key):
+        errors.append(f'{path}.topologyKey: Invalid value: "{topology_key}": {"; ".join(problems)}')
 
 
 class Taint:
@@ -204,6 +324,7 @@ class Pod:
     """A Pod as the scheduler sees it. ``raw`` is the full object."""
 
     __slots__ = (
+        "_affinity_errors",
         "_footprint",
         "_requests_memo",
         "affinity",
@@ -281,10 +402,15 @@ class Pod:
         if not isinstance(selector, Mapping):
             raise ValueError("spec.nodeSelector: expected a mapping of strings")
         self.node_selector: dict[str, str] = {str(k): str(v) for k, v in selector.items()}
-        self.affinity: Mapping[str, Any] = spec.get("affinity") or {}
-        self.tolerations = [Toleration.from_dict(t) for t in spec.get("tolerations") or ()]
+        self.affinity: Mapping[str, Any] = _affinity(spec.get("affinity"))
+        self._affinity_errors: tuple[str, ...] | None = None
+        self.tolerations = [
+            Toleration.from_dict(t)
+            for t in _entries(spec, "tolerations", "spec.tolerations", "toleration")
+        ]
         self.scheduling_gates: list[str] = [
-            g.get("name", "") for g in spec.get("schedulingGates") or ()
+            g.get("name") or ""
+            for g in _entries(spec, "schedulingGates", "spec.schedulingGates", "scheduling gate")
         ]
         containers = spec.get("containers") or ()
         self.containers = [Container(c, f"spec.containers[{i}]") for i, c in enumerate(containers)]
@@ -311,11 +437,28 @@ class Pod:
         return f"{self.namespace}/{self.name}"
 
     @property
+    def affinity_errors(self) -> tuple[str, ...]:
+        """Why kube-apiserver would refuse the pod's inter-pod (anti-)affinity, each as
+        ``field.path: problem`` (empty when it would not); checked on first use."""
+        if self._affinity_errors is None:
+            self._affinity_errors = tuple(pod_affinity_errors(self.affinity))
+        return self._affinity_errors
+
+    @property
     def is_terminated(self) -> bool:
         return self.phase in ("Succeeded", "Failed")
 
     def __repr__(self) -> str:
         return f"Pod({self.key})"
+
+
+def _size(value: Any, index: int) -> int:
+    """``status.images[i].sizeBytes``: a whole number of bytes (0 when absent)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"status.images[{index}].sizeBytes: {value!r} is not an integer")
+    return value
 
 
 class Node:
@@ -351,15 +494,21 @@ class Node:
             )
             self.labels = _labels(meta, "labels")
             self.annotations = _labels(meta, "annotations")
-            self.unschedulable: bool = bool(spec.get("unschedulable"))
-            self.taints = [Taint.from_dict(t) for t in spec.get("taints") or ()]
+            unschedulable = spec.get("unschedulable")
+            if unschedulable is not None and not isinstance(unschedulable, bool):
+                # bool("false") is True: a string here would cordon the node by surprise.
+                raise ValueError(f"spec.unschedulable: {unschedulable!r} is not a boolean")
+            self.unschedulable: bool = bool(unschedulable)
+            self.taints = [
+                Taint.from_dict(t) for t in _entries(spec, "taints", "spec.taints", "taint")
+            ]
             allocatable, where = status.get("allocatable"), "status.allocatable"
             if allocatable is None:
                 allocatable, where = status.get("capacity"), "status.capacity"
             self.allocatable = parse_resource_list(allocatable, where)
             self.images: list[tuple[tuple[str, ...], int]] = [
-                (tuple(image.get("names") or ()), int(image.get("sizeBytes") or 0))
-                for image in status.get("images") or ()
+                (tuple(image.get("names") or ()), _size(image.get("sizeBytes"), i))
+                for i, image in enumerate(_entries(status, "images", "status.images", "image"))
             ]
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             field, _, problem = str(exc).partition(": ")

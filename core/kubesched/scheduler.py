@@ -26,7 +26,7 @@ from .cycle_state import CycleState
 from .errors import ConfigError, FieldError
 from .event_handlers import SchedulerEventHandler
 from .events import ActionType, ClusterEvent, EventResource
-from .framework import Framework, ProfileBuildError
+from .framework import RUNNING_BINDING_PLUGIN, Framework, ProfileBuildError
 from .handle import Handle
 from .objects import Pod
 from .queue import SchedulingQueue
@@ -59,16 +59,16 @@ class Attempt:
     message: str = ""
 
 
-class _CycleRunner:
-    """One daemon thread running scheduling-cycle calls for :meth:`Scheduler._within_time_limit`
+class _CallRunner:
+    """One daemon thread running plugin calls for :meth:`Scheduler._within_time_limit`
     (daemon, unlike a ThreadPoolExecutor's workers, so a plugin hung for good never holds up
     the process's exit)."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
         self._calls: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple] | None] = (
             queue.SimpleQueue()
         )
-        threading.Thread(target=self._run, name="scheduling-cycle", daemon=True).start()
+        threading.Thread(target=self._run, name=name, daemon=True).start()
 
     def _run(self) -> None:
         while (item := self._calls.get()) is not None:
@@ -123,9 +123,11 @@ class Scheduler:
         metrics: SchedulerMetrics | None = None,
         plugin_timeout: float | None = None,
     ) -> None:
-        """``plugin_timeout``: the longest a plugin call of the scheduling cycle (PreFilter to
-        NormalizeScore, and PostFilter) may take; past it the pod's cycle ends with an Error
-        naming the plugin and the scheduler goes on with the next pod. ``None``: no limit."""
+        """``plugin_timeout``: the longest the plugin calls of one extension point may take
+        (the scheduling cycle from PreFilter to NormalizeScore as one, then PostFilter, Reserve,
+        Permit, PreBind, Bind and PostBind each); past it the pod's attempt ends with an Error
+        naming the point and plugin, and the scheduler goes on with other pods. The wait at
+        Permit is not a plugin call: it has its own timeout. ``None``: no limit."""
         self.config = config
         self.backend = backend
         self.metrics = metrics
@@ -159,7 +161,10 @@ class Scheduler:
         self._attempts_lock = threading.Lock()
         self._stop = threading.Event()
         self.plugin_timeout = plugin_timeout
-        self._cycle_runner: _CycleRunner | None = None
+        #: Each calling thread's runner for time-limited plugin calls (the scheduling thread's,
+        #: each binding worker's), by thread id.
+        self._runners: dict[int, _CallRunner] = {}
+        self._runners_lock = threading.Lock()
         #: Called after each scheduling attempt (metrics, tests).
         self.on_attempt: Callable[[Attempt, float], None] | None = None
 
@@ -198,8 +203,10 @@ class Scheduler:
         self._stop.set()
         self.queue.close()
         self._binder.shutdown(wait=wait_for_bindings)
-        if self._cycle_runner is not None:
-            self._cycle_runner.close()
+        with self._runners_lock:
+            runners, self._runners = list(self._runners.values()), {}
+        for runner in runners:
+            runner.close()
 
     def wait_for_bindings(self, timeout: float | None = None) -> bool:
         """Block until no binding cycle is running; False on timeout."""
@@ -218,6 +225,12 @@ class Scheduler:
             self.queue.done(pod.uid)
             return True
         started = time.monotonic()
+        if pod.affinity_errors:
+            # kube-apiserver refuses such terms on create; a pod that has them anyway fails on
+            # its own, before any plugin reads them (a cluster file is refused at loading).
+            message = "parsing pod: " + "; ".join(pod.affinity_errors)
+            self._fail(info, REASON_UNSCHEDULABLE, message, set(), started)
+            return True
         state = CycleState()
         self.cache.update_snapshot(self.snapshot)
         try:
@@ -254,9 +267,19 @@ class Scheduler:
         node = result.node_name
         self.queue.nominator.remove(pod)  # scheduled: its nomination (if any) has served
         self.cache.assume_pod(pod, node)
-        status = framework.run_reserve(state, pod, node)
-        if status.is_success():
-            status = framework.run_permit(state, pod, node)
+        try:
+            status = self._within_time_limit(framework, framework.run_reserve, state, pod, node)
+            if status.is_success():
+                status = self._within_time_limit(
+                    framework,
+                    framework.run_permit,
+                    state,
+                    pod,
+                    node,
+                    abandoned=lambda late: self._drop_late_wait(pod, late),
+                )
+        except CycleError as exc:  # a Reserve or Permit plugin overran the time limit
+            status = exc.status
         if not (status.is_success() or status.is_wait()):
             framework.run_unreserve(state, pod, node)
             self.cache.forget_pod(pod)
@@ -267,27 +290,48 @@ class Scheduler:
         self._start_binding(framework, state, info, node, started)
         return True
 
-    def _within_time_limit(self, framework: Framework, call: Callable[..., T], *args: Any) -> T:
+    def _within_time_limit(
+        self,
+        framework: Framework,
+        call: Callable[..., T],
+        *args: Any,
+        running: Callable[[], tuple[str, str]] | None = None,
+        abandoned: Callable[[T], None] | None = None,
+    ) -> T:
         """``call(*args)``, given at most ``plugin_timeout`` seconds when one is set.
 
-        Python cannot stop a thread, so the call runs on a cycle thread of its own; one that
-        does not return in time is left behind (its result, if it ever comes, is dropped) and
-        the next cycle gets a fresh thread. The plugin running at that moment is named in the
+        Python cannot stop a thread, so the call runs on a runner thread belonging to the
+        calling thread (the scheduling thread, or one binding worker); one that does not return
+        in time is left behind and the caller's next call gets a fresh runner. Its result, if it
+        ever comes, goes to ``abandoned`` (or is dropped). The plugin running at that moment
+        (``running()``, by default the framework's scheduling-cycle record) is named in the
         Error, as a plugin that raises is.
         """
         if not self.plugin_timeout:
             return call(*args)
-        if self._cycle_runner is None:
-            self._cycle_runner = _CycleRunner()
-        future = self._cycle_runner.submit(call, *args)
+        caller = threading.get_ident()
+        with self._runners_lock:
+            runner = self._runners.get(caller)
+            if runner is None:
+                runner = self._runners[caller] = _CallRunner(
+                    f"plugins-of-{threading.current_thread().name}"
+                )
+        future = runner.submit(call, *args)
         try:
             return future.result(timeout=self.plugin_timeout)
         except FutureTimeout:
-            point, plugin = framework.running()
-            self._cycle_runner.close()
-            self._cycle_runner = None
+            point, plugin = (running or framework.running)()
+            with self._runners_lock:
+                if self._runners.get(caller) is runner:
+                    del self._runners[caller]
+            runner.close()
+            if abandoned is not None:
+                late = abandoned
+                future.add_done_callback(
+                    lambda done: late(done.result()) if done.exception() is None else None
+                )
             log.error(
-                '%s plugin "%s" did not return within %gs; its cycle is abandoned',
+                '%s plugin "%s" did not return within %gs; its call is abandoned',
                 point,
                 plugin,
                 self.plugin_timeout,
@@ -300,6 +344,15 @@ class Scheduler:
                     plugin=plugin,
                 )
             ) from None
+
+    def _drop_late_wait(self, pod: Pod, late: Status) -> None:
+        """A Permit call abandoned at the time limit that comes back with Wait has registered
+        the pod as waiting: no binding cycle will ever wait on that, so reject and drop it
+        (were it kept, the pod's next binding cycle would wait on it)."""
+        waiting = self.waiting_pods.get(pod.uid)
+        if late.is_wait() and waiting is not None and waiting.pod is pod:
+            waiting.reject("", "abandoned: Permit overran the plugin time limit")
+            self.waiting_pods.remove(pod.uid)
 
     def _post_filter(
         self, framework: Framework, state: CycleState, pod: Pod, fit: FitError
@@ -359,9 +412,9 @@ class Scheduler:
         try:
             status = framework.wait_on_permit(pod)
             if status.is_success():
-                status = framework.run_pre_bind(state, pod, node)
+                status = self._binding_call(framework, framework.run_pre_bind, state, pod, node)
             if status.is_success():
-                status = framework.run_bind(state, pod, node)
+                status = self._binding_call(framework, framework.run_bind, state, pod, node)
             if not status.is_success():
                 self._binding_failed(framework, state, info, node, status, started)
                 return
@@ -372,7 +425,8 @@ class Scheduler:
                 self.backend.report_scheduled(pod, node)
             except Exception:
                 log.exception("recording the Scheduled event of pod %s failed", pod.key)
-            framework.run_post_bind(state, pod, node)
+            # Informational: the pod is bound whatever PostBind does (an overrun is logged).
+            self._binding_call(framework, framework.run_post_bind, state, pod, node)
         except Exception:  # a bug here must not kill the binding pool or lose the pod
             log.exception("binding cycle of pod %s failed", pod.key)
             if bound:  # already bound: only what came after failed (events, PostBind)
@@ -389,6 +443,30 @@ class Scheduler:
             with self._bindings_done:
                 self._in_flight_bindings -= 1
                 self._bindings_done.notify_all()
+
+    def _binding_call(
+        self,
+        framework: Framework,
+        call: Callable[[CycleState, Pod, str], Status | None],
+        state: CycleState,
+        pod: Pod,
+        node: str,
+    ) -> Status:
+        """A binding-cycle point under the plugin time limit: an overrun is an Error naming the
+        plugin, recorded in the pod's CycleState by the framework (binding cycles run in
+        parallel, so the framework's scheduling-cycle record cannot tell)."""
+        try:
+            status = self._within_time_limit(
+                framework,
+                call,
+                state,
+                pod,
+                node,
+                running=lambda: state.get(RUNNING_BINDING_PLUGIN) or ("?", "?"),
+            )
+        except CycleError as exc:
+            return exc.status
+        return status if status is not None else Status.success()
 
     def _binding_failed(
         self,

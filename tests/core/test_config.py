@@ -399,7 +399,8 @@ def test_top_level_values_and_extra_fields():
     ("100us", 1e-4), ("100\u00b5s", 1e-4), ("2000000ns", 0.002), ("1h2m3s4ms", 3723.004),
 ])
 def test_go_durations(text, seconds):
-    cfg = parse(config(profile(), leaderElection={"leaseDuration": "1000h", "retryPeriod": text}))
+    cfg = parse(config(profile(), leaderElection={"leaseDuration": "1000h", "renewDeadline": "999h",
+                                                  "retryPeriod": text}))
     assert cfg.leader_election.retry_period == pytest.approx(seconds or 2.0)  # "0": the default
 
 

@@ -223,9 +223,15 @@ class InProcessScheduler:
         self._thread.join(timeout=5)
 
 
-def seed_profile(*, extra_filters: Iterable[str] = (), extra_scores: Iterable[str] = ()) -> dict:
+def seed_profile(
+    *,
+    extra_filters: Iterable[str] = (),
+    extra_scores: Iterable[str] = (),
+    points: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict:
     """The seed's configuration (deploy/scheduler-config.yaml, no leader election, short
-    backoffs) with more Filter and Score plugins."""
+    backoffs) with more Filter and Score plugins, and ``points``' plugin sets as they are
+    (e.g. ``{"reserve": {"enabled": [{"name": "X"}]}}``)."""
     config: dict[str, Any] = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
@@ -252,6 +258,7 @@ def seed_profile(*, extra_filters: Iterable[str] = (), extra_scores: Iterable[st
             }
         ],
     }
+    config["profiles"][0]["plugins"].update(points or {})
     return config
 
 

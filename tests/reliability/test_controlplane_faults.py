@@ -8,9 +8,11 @@ import json
 import threading
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 
 from faultproxy import Fault, FaultProxy
+from kubernetes import client
 from reliability_support import (
     PODS,
     Figure,
@@ -24,25 +26,6 @@ from kubesched.registry import Registry
 from kubesched.testing.controlplane import ControlPlane, new_api_client
 
 PODS_WATCH = "/api/v1/pods"
-
-
-def restart_etcd(cluster: ControlPlane, downtime: float) -> float:
-    """Stop etcd, wait ``downtime`` seconds, start it again on the same ports and data; the
-    seconds until the apiserver answered through it again. (ControlPlane has
-    ``restart_apiserver`` only; this does the same for etcd with its parts.)"""
-    began = time.monotonic()
-    cluster._etcd.stop()  # type: ignore[union-attr]
-    time.sleep(downtime)
-    cluster._start_etcd(cluster.ports["etcd"], cluster.ports["etcd-peer"])
-    api = new_api_client(cluster.admin_kubeconfig)
-    try:
-        from kubernetes import client
-
-        core = client.CoreV1Api(api)
-        wait_for(lambda: core.list_namespace(limit=1) is not None, 60, what="apiserver via etcd")
-    finally:
-        api.close()
-    return time.monotonic() - began
 
 
 class BackgroundCreator:
@@ -112,8 +95,26 @@ def test_etcd_restarted(scenario, proxy, figure):
     figure.injected = "etcd stopped, 2 s down, started again on the same data"
     figure.checked = "every pod bound exactly once; kubesched kept running"
     _run_with_restart(
-        scenario, proxy, figure, lambda: restart_etcd(scenario.cluster, 2.0), "etcd restart"
+        scenario, proxy, figure, lambda: scenario.cluster.restart_etcd(downtime=2.0), "etcd restart"
     )
+
+
+def test_restart_etcd_keeps_its_ports_and_data(cluster, admin):
+    """``ControlPlane.restart_etcd``: a new etcd process on the same ports and data directory,
+    and the apiserver answering reads through it when it returns."""
+    core = client.CoreV1Api(admin)
+    name = f"restart-etcd-{uuid.uuid4().hex[:8]}"
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    ports, before = dict(cluster.ports), cluster.processes()[0].pid
+    try:
+        seconds = cluster.restart_etcd(downtime=0.5)
+        assert seconds >= 0.5
+        assert cluster.ports == ports
+        assert cluster.processes()[0].name == "etcd"
+        assert cluster.processes()[0].pid != before
+        assert core.read_namespace(name).metadata.name == name  # written before the restart
+    finally:
+        core.delete_namespace(name)
 
 
 def test_silent_watch_is_abandoned_after_the_inactivity_timeout(scenario, proxy, figure):

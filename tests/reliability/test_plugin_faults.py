@@ -1,6 +1,7 @@
 """Plugins that misbehave while several hundred pods are scheduled against the real control
-plane: one that raises, one that hangs, ones that return garbage (a wrong type, a score out of
-range). A tenth of the pods meet the fault on their first attempt only, a few on every attempt.
+plane: one that raises, one that hangs (at Filter, Reserve, Permit, PreBind or Bind, under the
+plugin time limit), ones that return garbage (a wrong type, a score out of range). A tenth of
+the pods meet the fault on their first attempt only, a few on every attempt.
 The first must end bound exactly once; the others unbound with a ``SchedulerError`` condition
 naming the plugin; the scheduler must keep scheduling everyone else.
 
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 from reliability_support import PODS, check_exactly_once, pod_condition, seed_profile, wait_for
 
-from kubesched import Handle, NodeInfo, Pod, Status, hookimpl
+from kubesched import Code, Handle, NodeInfo, Pod, Status, hookimpl
 from kubesched.registry import Registry
 
 #: Released when a test ends: a hung plugin then returns (every wait is bounded anyway).
@@ -69,6 +70,41 @@ class HangingFilter(_Fault):
         return None
 
 
+class HangingReserve(_Fault):
+    @hookimpl
+    def reserve(self, pod: Pod, node_name: str) -> None:
+        if self.strikes(pod):
+            RELEASE.wait(HANG_SECONDS)
+
+    @hookimpl
+    def unreserve(self, pod: Pod, node_name: str) -> None:
+        pass
+
+
+class HangingPermit(_Fault):
+    @hookimpl
+    def permit(self, pod: Pod, node_name: str) -> None:
+        if self.strikes(pod):
+            RELEASE.wait(HANG_SECONDS)
+
+
+class HangingPreBind(_Fault):
+    @hookimpl
+    def pre_bind(self, pod: Pod, node_name: str) -> None:
+        if self.strikes(pod):
+            RELEASE.wait(HANG_SECONDS)
+
+
+class HangingBind(_Fault):
+    """Runs before DefaultBinder: hangs on its pods, leaves the others to DefaultBinder."""
+
+    @hookimpl
+    def bind(self, pod: Pod, node_name: str) -> Status:
+        if self.strikes(pod):
+            RELEASE.wait(HANG_SECONDS)
+        return Status(Code.SKIP)
+
+
 class WrongTypeFilter(_Fault):
     @hookimpl
     def filter(self, pod: Pod, node_info: NodeInfo) -> Any:
@@ -90,6 +126,18 @@ class WrongTypeScore(_Fault):
 CASES = {
     "raises": (RaisingFilter, "filter", 'running Filter plugin "Faulty": RuntimeError: boom'),
     "hangs": (HangingFilter, "filter", 'running Filter plugin "Faulty": did not return within'),
+    "hangs-reserve": (
+        HangingReserve,
+        "reserve",
+        'running Reserve plugin "Faulty": did not return within',
+    ),
+    "hangs-permit": (HangingPermit, "permit", 'running Permit plugin "Faulty": did not return'),
+    "hangs-prebind": (
+        HangingPreBind,
+        "preBind",
+        'running PreBind plugin "Faulty": did not return within',
+    ),
+    "hangs-bind": (HangingBind, "bind", 'running Bind plugin "Faulty": did not return within'),
     "wrong-type": (WrongTypeFilter, "filter", 'Filter plugin "Faulty" returned str'),
     "score-out-of-range": (OutOfRangeScore, "score", 'plugin "Faulty" returns an invalid score'),
     "score-wrong-type": (WrongTypeScore, "score", 'running Score plugin "Faulty": ValueError'),
@@ -104,22 +152,32 @@ def _release_hung_plugins():
     RELEASE.set()
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        name
-        for name in CASES
-    ],
-)
+def _points(point: str) -> dict[str, Any]:
+    """Where the faulty plugin goes, beyond Filter and Score."""
+    if point == "bind":  # first, so DefaultBinder only binds what it skips
+        return {
+            "bind": {
+                "enabled": [{"name": "Faulty"}, {"name": "DefaultBinder"}],
+                "disabled": [{"name": "*"}],
+            }
+        }
+    if point in ("filter", "score"):
+        return {}
+    return {point: {"enabled": [{"name": "Faulty"}]}}
+
+
+@pytest.mark.parametrize("case", list(CASES))
 def test_misbehaving_plugin(scenario, proxy, figure, case):
     cls, point, message = CASES[case]
+    hangs = case.startswith("hangs")
     registry = Registry.installed()
     registry.register("Faulty", cls)
     config = seed_profile(
         extra_filters=["Faulty"] if point == "filter" else [],
         extra_scores=["Faulty"] if point == "score" else [],
+        points=_points(point),
     )
-    options = {"plugin_timeout": HANG_LIMIT} if case == "hangs" else {}
+    options = {"plugin_timeout": HANG_LIMIT} if hangs else {}
     scenario.add_nodes(3)
     scheduler = scenario.start_in_process(
         proxy.kubeconfig(scenario.tmp_path / "proxy.kubeconfig"), config, registry, **options
@@ -148,10 +206,10 @@ def test_misbehaving_plugin(scenario, proxy, figure, case):
     assert not any(scenario.pod_nodes()[n] for n in poison)
     errors = sum(1 for a in scheduler.scheduler.attempts.values() if a.reason == "SchedulerError")
     figure.scenario = f"plugin {case}"
+    what = case.split("-")[0] if hangs else case.replace("-", " ")
     figure.injected = (
-        f"a {point.title()} plugin that {case.replace('-', ' ')}: first attempt of 10% of the "
-        f"pods, every attempt of {len(poison)}"
-        + (f"; limit {HANG_LIMIT:g} s" if case == "hangs" else "")
+        f"a {point[0].upper() + point[1:]} plugin that {what}: first attempt of 10% of the "
+        f"pods, every attempt of {len(poison)}" + (f"; limit {HANG_LIMIT:g} s" if hangs else "")
     )
     figure.checked = "others bound exactly once; the rest SchedulerError naming the plugin"
     figure.notes["poison_pods"] = len(poison)

@@ -20,6 +20,10 @@ from .types import DEFAULT_SCHEDULER_NAME, PluginRef, Profile, SchedulerConfigur
 
 __all__ = ["build_configuration"]
 
+#: client-go's ``leaderelection.JitterFactor``: ``NewLeaderElector`` refuses a renewDeadline not
+#: above ``retryPeriod × JitterFactor`` (kubesched.leaderelection jitters its tries by it too).
+LEADER_ELECTION_JITTER_FACTOR = 1.2
+
 
 class _Resolver:
     """The extension points of registered plugins, each plugin loaded at most once."""
@@ -261,6 +265,18 @@ def _check_top_level(config: DecodedConfig, errors: list[FieldError]) -> None:
                 "leaderElection.leaseDuration",
                 f"must be greater than renewDeadline "
                 f"({election.renew_deadline:g}s), got {election.lease_duration:g}s",
+            )
+        # client-go's rule (kube-scheduler exits on it at start-up, after loading the config),
+        # compared in whole nanoseconds as Go's time.Duration does.
+        renew_ns = round(election.renew_deadline * 1e9)
+        retry_ns = round(election.retry_period * 1e9)
+        floor_ns = int(LEADER_ELECTION_JITTER_FACTOR * retry_ns)
+        if renew_ns > 0 and retry_ns > 0 and renew_ns <= floor_ns:
+            fail(
+                "leaderElection.renewDeadline",
+                f"must be greater than retryPeriod × {LEADER_ELECTION_JITTER_FACTOR:g} "
+                f"({floor_ns / 1e9:g}s; the leader must have time for more than one "
+                f"jittered retry), got {election.renew_deadline:g}s",
             )
         if election.resource_lock != "leases":
             fail("leaderElection.resourceLock", f'must be "leases", got "{election.resource_lock}"')

@@ -155,7 +155,8 @@ class ControlPlane(Cluster):
 
     Use as a context manager, or call :meth:`start` and :meth:`stop` (stop is idempotent and
     also runs at interpreter exit). Logs are ``etcd.log`` and ``kube-apiserver.log`` in
-    :attr:`workdir`; pass ``keep_workdir=True`` to keep them after stop.
+    :attr:`workdir`; pass ``keep_workdir=True`` to keep them after stop. Fault tests stop and
+    start either process in place with :meth:`restart_apiserver` and :meth:`restart_etcd`.
     """
 
     def __init__(
@@ -235,6 +236,29 @@ class ControlPlane(Cluster):
         time.sleep(downtime)
         serving, sa_keys, admin = self._apiserver_keys
         self._start_apiserver(self.ports["etcd"], self.ports["apiserver"], serving, sa_keys, admin)
+        return time.monotonic() - began
+
+    def restart_etcd(self, downtime: float = 0.0) -> float:
+        """Stop etcd, wait ``downtime`` seconds, start it again on the same ports and data
+        directory (kube-apiserver keeps running and reconnects); returns the seconds until the
+        apiserver answered a read that needs etcd again. For fault tests."""
+        if self._etcd is None or self._apiserver is None:
+            raise ControlPlaneError("ControlPlane is not started; call start() first")
+        assert self._ca is not None
+        began = time.monotonic()
+        self._etcd.stop()
+        time.sleep(downtime)
+        self._start_etcd(self.ports["etcd"], self.ports["etcd-peer"])
+        _, _, admin = self._apiserver_keys
+        context = ssl.create_default_context(cafile=str(self._ca.cert_path))
+        context.load_cert_chain(admin.cert_path, admin.key_path)
+        # A quorum read (no resourceVersion): served from etcd, not from the watch cache.
+        _procs.wait_for_ok(
+            f"{self.server}/api/v1/namespaces?limit=1",
+            child=self._apiserver,
+            timeout=self.startup_timeout,
+            context=context,
+        )
         return time.monotonic() - began
 
     def _start_etcd(self, port: int, peer_port: int) -> None:
