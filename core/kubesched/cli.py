@@ -267,8 +267,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="the longest one plugin call of a scheduling cycle may take before the pod's "
-        "cycle ends with an Error naming the plugin (0: no limit; default 30)",
+        help="the longest the plugins of one extension point may take for a pod (the "
+        "scheduling cycle's Filter and Score points together, then PostFilter, Reserve, "
+        "Permit, PreBind, Bind, PostBind each) before that pod's attempt ends with an Error "
+        "naming the plugin (0: no limit; default 30)",
     )
     run.set_defaults(func=cmd_run)
 

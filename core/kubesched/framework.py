@@ -35,7 +35,9 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_NODE_SCORE",
     "RUNNING_BINDING_PLUGIN",
+    "FilterReuse",
     "Framework",
+    "NodeScores",
     "PluginCall",
     "ProfileBuildError",
 ]

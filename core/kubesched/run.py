@@ -45,7 +45,7 @@ class RunOptions:
     address: str = "0.0.0.0"
     port: int = 10251
     sync_timeout: float = 60.0
-    #: The longest one plugin call of a scheduling cycle may take (seconds; 0: no limit).
+    #: The longest the plugins of one extension point may take for a pod (seconds; 0: none).
     plugin_timeout: float = 30.0
 
 

@@ -268,7 +268,9 @@ class Scheduler:
         self.queue.nominator.remove(pod)  # scheduled: its nomination (if any) has served
         self.cache.assume_pod(pod, node)
         try:
-            status = self._within_time_limit(framework, framework.run_reserve, state, pod, node)
+            status = self._within_time_limit(
+                framework, framework.run_reserve, state, pod, node, point="reserve"
+            )
             if status.is_success():
                 status = self._within_time_limit(
                     framework,
@@ -276,6 +278,7 @@ class Scheduler:
                     state,
                     pod,
                     node,
+                    point="permit",
                     abandoned=lambda late: self._drop_late_wait(pod, late),
                 )
         except CycleError as exc:  # a Reserve or Permit plugin overran the time limit
@@ -297,6 +300,7 @@ class Scheduler:
         *args: Any,
         running: Callable[[], tuple[str, str]] | None = None,
         abandoned: Callable[[T], None] | None = None,
+        point: str | None = None,
     ) -> T:
         """``call(*args)``, given at most ``plugin_timeout`` seconds when one is set.
 
@@ -305,9 +309,12 @@ class Scheduler:
         in time is left behind and the caller's next call gets a fresh runner. Its result, if it
         ever comes, goes to ``abandoned`` (or is dropped). The plugin running at that moment
         (``running()``, by default the framework's scheduling-cycle record) is named in the
-        Error, as a plugin that raises is.
+        Error, as a plugin that raises is. ``point`` (a profile field name) lets a point without
+        plugins run inline.
         """
-        if not self.plugin_timeout:
+        if not self.plugin_timeout or (point is not None and not framework.plugins_at(point)):
+            # No limit, or no plugin at this point: nothing can hang, and the hand-over to a
+            # runner thread (two thread switches) is saved.
             return call(*args)
         caller = threading.get_ident()
         with self._runners_lock:
@@ -412,9 +419,11 @@ class Scheduler:
         try:
             status = framework.wait_on_permit(pod)
             if status.is_success():
-                status = self._binding_call(framework, framework.run_pre_bind, state, pod, node)
+                status = self._binding_call(
+                    framework, framework.run_pre_bind, state, pod, node, "preBind"
+                )
             if status.is_success():
-                status = self._binding_call(framework, framework.run_bind, state, pod, node)
+                status = self._binding_call(framework, framework.run_bind, state, pod, node, "bind")
             if not status.is_success():
                 self._binding_failed(framework, state, info, node, status, started)
                 return
@@ -426,7 +435,7 @@ class Scheduler:
             except Exception:
                 log.exception("recording the Scheduled event of pod %s failed", pod.key)
             # Informational: the pod is bound whatever PostBind does (an overrun is logged).
-            self._binding_call(framework, framework.run_post_bind, state, pod, node)
+            self._binding_call(framework, framework.run_post_bind, state, pod, node, "postBind")
         except Exception:  # a bug here must not kill the binding pool or lose the pod
             log.exception("binding cycle of pod %s failed", pod.key)
             if bound:  # already bound: only what came after failed (events, PostBind)
@@ -451,6 +460,7 @@ class Scheduler:
         state: CycleState,
         pod: Pod,
         node: str,
+        point: str,
     ) -> Status:
         """A binding-cycle point under the plugin time limit: an overrun is an Error naming the
         plugin, recorded in the pod's CycleState by the framework (binding cycles run in
@@ -463,6 +473,7 @@ class Scheduler:
                 pod,
                 node,
                 running=lambda: state.get(RUNNING_BINDING_PLUGIN) or ("?", "?"),
+                point=point,
             )
         except CycleError as exc:
             return exc.status

@@ -314,3 +314,29 @@ def test_a_late_permit_wait_does_not_hold_the_pod() -> None:
         assert time.monotonic() - began < HANG_SECONDS / 2
     finally:
         scheduler.stop()
+
+
+def test_points_without_plugins_run_inline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only points that have plugins are handed to a runner thread: a profile with a Filter
+    and a Bind plugin hands over the scheduling cycle and Bind, not Reserve, Permit, PreBind
+    or PostBind (two thread switches saved for each)."""
+    from kubesched import scheduler as scheduler_module
+
+    handed_over: list[str] = []
+    submit = scheduler_module._CallRunner.submit
+
+    def counting(self: Any, call: Any, *args: Any) -> Any:
+        handed_over.append(getattr(call, "__name__", "?"))
+        return submit(self, call, *args)
+
+    monkeypatch.setattr(scheduler_module._CallRunner, "submit", counting)
+    config, registry = make_config({RECORDER: Recorder}, {"plugins": {}})
+    backend = InMemoryBackend([make_node("n1").obj()], [make_pod("p").obj()])
+    scheduler = Scheduler(
+        config, backend, registry, clock=VirtualClock(), seed=0, plugin_timeout=LIMIT
+    )
+    scheduler.start()
+    _schedule_all(scheduler)
+    scheduler.stop()
+    assert backend.pod("default", "p").node_name == "n1"
+    assert handed_over == ["schedule", "run_bind"]

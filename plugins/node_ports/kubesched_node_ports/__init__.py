@@ -82,8 +82,27 @@ def check_conflict(used: Mapping[HostPort, Any], host_ip: str, protocol: str, po
 
 
 def fits_ports(wanted: Iterable[HostPort], used: Mapping[HostPort, Any]) -> bool:
-    """Whether none of the ``wanted`` ports clash with ``used``."""
-    return not any(check_conflict(used, *port) for port in wanted)
+    """Whether none of the ``wanted`` ports clash with ``used`` (:func:`check_conflict`'s
+    rules). A wanted ``0.0.0.0`` port clashes with its protocol and port on any IP: those are
+    looked up in a set built once, as kube's ``HostPortInfo`` keeps ports by IP, instead of
+    scanning every used port for each wanted one."""
+    on_any_ip: set[tuple[str, int]] | None = None
+    for host_ip, protocol, port in wanted:
+        if port <= 0:
+            continue
+        host_ip, protocol, port = _sanitize(host_ip, protocol, port)
+        if host_ip == DEFAULT_BIND_ALL_HOST_IP:
+            if on_any_ip is None:
+                on_any_ip = {(proto, number) for _, proto, number in used}
+            if (protocol, port) in on_any_ip:
+                return False
+        elif (DEFAULT_BIND_ALL_HOST_IP, protocol, port) in used or (
+            host_ip,
+            protocol,
+            port,
+        ) in used:
+            return False
+    return True
 
 
 class NodePorts:

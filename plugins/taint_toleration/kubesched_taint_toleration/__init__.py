@@ -36,6 +36,7 @@ __all__ = [
     "PRE_SCORE_STATE_KEY",
     "REASON_UNTOLERATED",
     "TaintToleration",
+    "TolerationIndex",
     "default_normalize_score",
     "find_untolerated_taint",
 ]
@@ -45,17 +46,46 @@ NAME = "TaintToleration"
 #: (kubernetes/kubernetes#134740).
 REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
+#: The pod's tolerations indexed by key, built by the cycle's first Filter call.
+FILTER_INDEX_KEY = "Filter" + NAME + "Index"
 MAX_NODE_SCORE = 100
 
 _DO_NOT_SCHEDULE = frozenset({"NoSchedule", "NoExecute"})
 _PREFER_NO_SCHEDULE = "PreferNoSchedule"
 
 
-def _tolerated(tolerations: Iterable[Toleration], taint: Taint) -> bool:
+class TolerationIndex:
+    """A pod's tolerations by key, so that a taint is compared only with the tolerations
+    that name its key and those with an empty key (which match every key): a node with
+    thousands of taints against a pod with thousands of tolerations stays linear."""
+
+    __slots__ = ("_any_key", "_by_key")
+
+    def __init__(self, tolerations: Iterable[Toleration]) -> None:
+        self._by_key: dict[str, list[Toleration]] = {}
+        self._any_key: list[Toleration] = []
+        for toleration in tolerations:
+            if toleration.key:
+                self._by_key.setdefault(toleration.key, []).append(toleration)
+            else:
+                self._any_key.append(toleration)
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Whether some toleration tolerates ``taint`` (kube's ``TolerationsTolerateTaint``)."""
+        return any(t.tolerates(taint) for t in self._by_key.get(taint.key, ())) or any(
+            t.tolerates(taint) for t in self._any_key
+        )
+
+
+def _tolerated(tolerations: Iterable[Toleration] | TolerationIndex, taint: Taint) -> bool:
+    if isinstance(tolerations, TolerationIndex):
+        return tolerations.tolerates(taint)
     return any(t.tolerates(taint) for t in tolerations)
 
 
-def find_untolerated_taint(taints: Iterable[Taint], tolerations: list[Toleration]) -> Taint | None:
+def find_untolerated_taint(
+    taints: Iterable[Taint], tolerations: list[Toleration] | TolerationIndex
+) -> Taint | None:
     """The first ``NoSchedule``/``NoExecute`` taint not tolerated, in the node's order."""
     for taint in taints:
         if taint.effect in _DO_NOT_SCHEDULE and not _tolerated(tolerations, taint):
@@ -97,7 +127,13 @@ class TaintToleration:
         node = node_info.node
         if node is None:
             return Status.error("node not found")
-        if find_untolerated_taint(node.taints, pod.tolerations) is None:
+        if not node.taints:
+            return None
+        index = state.get(FILTER_INDEX_KEY)
+        if index is None:  # built once per cycle, on the first node with taints
+            index = TolerationIndex(pod.tolerations)
+            state.write(FILTER_INDEX_KEY, index)
+        if find_untolerated_taint(node.taints, index) is None:
             return None
         return Status.unresolvable(REASON_UNTOLERATED)
 
@@ -106,7 +142,7 @@ class TaintToleration:
         """Keep the tolerations that can tolerate a PreferNoSchedule taint (empty effect too)."""
         state.write(
             PRE_SCORE_STATE_KEY,
-            tuple(t for t in pod.tolerations if t.effect in ("", _PREFER_NO_SCHEDULE)),
+            TolerationIndex(t for t in pod.tolerations if t.effect in ("", _PREFER_NO_SCHEDULE)),
         )
         return None
 
