@@ -3,7 +3,8 @@
 kube-scheduler's ``framework.Handle``, trimmed to what Python plugins use: the current snapshot,
 the waiting pods (to allow or reject pods held at Permit), the cluster backend (to bind, or to
 read objects a plugin needs), the profile's name and its parallelism; and, for preemption, the
-nominated pods, clearing nominations, and running API calls apart from the scheduling cycle.
+nominated pods, clearing nominations, running API calls apart from the scheduling cycle, and
+sending pods back to activeQ at once.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .waiting_pods import WaitingPods
@@ -50,6 +51,9 @@ class Handle:
         self.framework: Framework | None = None
         #: The scheduling queue, which keeps the nominated pods (set by the scheduler).
         self.nominator: Any = None
+        #: Moves pods to activeQ for :meth:`activate` (the scheduling queue's ``activate``, set
+        #: by the scheduler).
+        self.activator: Callable[[Iterable[Pod]], object] | None = None
         #: Runs :meth:`run_in_background`'s calls when set (tests use it to hold them back).
         self.background: Callable[[Callable[[], object]], object] | None = None
 
@@ -107,6 +111,16 @@ class Handle:
             except Exception as exc:
                 errors.append(exc)
         return errors
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        """Retry ``pods`` at once (kube's ``Handle.Activate``): each one waiting in the
+        unschedulable pool or in backoff moves to activeQ, through PreEnqueue (a pod it gates
+        stays in the pool). A pod in its scheduling cycle is retried when that cycle fails,
+        rather than wait in the pool for an event; a pod already in activeQ, or one the queue
+        does not hold, is left alone. Does nothing before the scheduler sets :attr:`activator`.
+        """
+        if self.activator is not None:
+            self.activator(pods)
 
     def run_in_background(self, call: Callable[[], object], name: str = "background") -> None:
         """Run ``call`` apart from the scheduling cycle, as kube-scheduler starts a goroutine

@@ -5,7 +5,11 @@
   cycle, waits out its backoff (initial × 2^(attempts−1), capped) in backoffQ.
 - A pod rejected by plugins waits in the unschedulable pool until an event one of those plugins
   registered (and whose hint says Queue) arrives, or at most ``max_unschedulable_seconds``.
-- A pod gated by PreEnqueue also waits in the pool, without counting as an attempt.
+- A pod gated by PreEnqueue also waits in the pool, without counting as an attempt. The gating
+  plugin joins the pod's rejectors (as in kube-scheduler): an event the gating plugin registered
+  moves the pod when the hint of any rejector (the gating plugin, or a plugin that rejected the
+  pod in its last cycle) says Queue, and PreEnqueue then decides whether it passes.
+- ``activate`` moves pods from the pool or backoffQ to activeQ at once (kube's ``Activate``).
 
 Events that arrive while a pod is in its scheduling cycle are logged and checked when the pod
 comes back, so none is lost.
@@ -18,11 +22,11 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .events import ClusterEvent, QueueingHint
+from .events import ActionType, ClusterEvent, EventResource, QueueingHint
 from .nominator import Nominator
 from .objects import Pod
 from .results import QueuedPodInfo
@@ -35,6 +39,10 @@ __all__ = ["DEFAULT_MAX_UNSCHEDULABLE_SECONDS", "SchedulingQueue"]
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_UNSCHEDULABLE_SECONDS = 300.0
+
+#: kube's ``EventForceActivate``: logged by ``activate`` for a pod in its scheduling cycle, with
+#: the pod as the new object, so that only that pod is retried when it comes back.
+_FORCE_ACTIVATE = ClusterEvent(EventResource.WILDCARD, ActionType.ALL)
 
 
 class _ActiveEntry:
@@ -125,6 +133,9 @@ class SchedulingQueue:
         status = framework.run_pre_enqueue(info.pod) if framework is not None else None
         if status is not None and not status.is_success():
             info.gating_plugin = status.plugin or "?"
+            # kube's runPreEnqueuePlugin: the gating plugin is one of the pod's rejectors, whose
+            # hints decide whether an event moves the pod (see _worth_requeuing).
+            info.unschedulable_plugins.add(info.gating_plugin)
             info.gating_message = status.message()
             self._unschedulable[info.pod.uid] = (info, self.clock())
             log.debug("pod %s gated by %s: %s", info.pod.key, status.plugin, status.message())
@@ -195,7 +206,7 @@ class SchedulingQueue:
                 error
                 or not rejected_by
                 or any(
-                    self._helps(info, e.event, e.old, e.new)
+                    self._worth_requeuing(info, e.event, e.old, e.new)
                     for e in missed
                     if not e.target_uid or e.target_uid == uid
                 )
@@ -224,14 +235,24 @@ class SchedulingQueue:
             self._log_base = oldest
 
     # -- moving pods on events -------------------------------------------------------------------
-    def _helps(self, info: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
-        """Whether ``event`` may make ``info`` schedulable, per its rejectors' registrations."""
-        plugins = {info.gating_plugin} if info.gating_plugin else info.unschedulable_plugins
-        if not plugins:
+    def _worth_requeuing(
+        self, info: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any
+    ) -> bool:
+        """Whether ``event`` may make ``info`` schedulable (kube's ``isPodWorthRequeuing``): the
+        hints of the pod's rejectors that registered the event are asked, in the profile's order,
+        until one says Queue. The rejectors are the plugins that rejected the pod in its last
+        cycle and the PreEnqueue plugins that gated it since; none means Queue. A wildcard event
+        (``activate``'s) queues the pod it names, or every pod when it names none."""
+        rejectors = info.unschedulable_plugins
+        if not rejectors:
             return True
+        if event.resource is EventResource.WILDCARD and event.action == ActionType.ALL:
+            return new is None or (isinstance(new, Pod) and new.uid == info.pod.uid)
         registered = self._events.get(info.pod.scheduler_name, {})
-        for plugin in plugins:
-            for entry in registered.get(plugin, ()):
+        for plugin, entries in registered.items():
+            if plugin not in rejectors:
+                continue
+            for entry in entries:
                 if not entry.event.matches(event):
                     continue
                 if entry.hint is None:
@@ -244,6 +265,12 @@ class SchedulingQueue:
                     return True
         return False
 
+    def _gate_registered(self, info: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """Whether the plugin gating ``info`` registered ``event`` (kube's
+        ``GatingPluginEvents``): no other event can lift its gate, so no hint is asked."""
+        registered = self._events.get(info.pod.scheduler_name, {})
+        return any(entry.event.matches(event) for entry in registered.get(info.gating_plugin, ()))
+
     def move_on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> int:
         """Move the unschedulable pods that ``event`` may help; returns how many moved."""
         with self._cond:
@@ -252,11 +279,39 @@ class SchedulingQueue:
             moved = [
                 info
                 for info, _ in self._unschedulable.values()
-                if self._helps(info, event, old, new)
+                if (not info.gating_plugin or self._gate_registered(info, event))
+                and self._worth_requeuing(info, event, old, new)
             ]
             for info in moved:
                 self._move_out_of_pool(info)
             return len(moved)
+
+    def activate(self, pods: Iterable[Pod]) -> int:
+        """Move each of ``pods`` from the unschedulable pool or backoffQ to activeQ at once
+        (kube's ``Activate``); PreEnqueue still runs, so a pod it gates stays in the pool. A pod
+        in its scheduling cycle is retried (after backoff) when the cycle fails, rather than
+        wait in the pool; a pod already in activeQ, or one the queue does not hold, is left
+        alone. Returns how many pods reached activeQ."""
+        moved = 0
+        with self._cond:
+            for pod in pods:
+                uid = pod.uid
+                parked = self._unschedulable.pop(uid, None)
+                if parked is not None:
+                    info = parked[0]
+                else:
+                    backing_off = self._backoff_by_uid.pop(uid, None)
+                    if backing_off is None:
+                        if uid in self._in_flight:
+                            self._log.append(_LoggedEvent(_FORCE_ACTIVATE, None, pod, uid))
+                        continue
+                    info = backing_off  # its heap entry is skipped once the map forgets it
+                self._enqueue_checked(info)
+                if uid in self._active_by_uid:
+                    moved += 1
+                elif parked is not None:  # gated again: its time in the pool goes on
+                    self._unschedulable[uid] = (info, parked[1])
+        return moved
 
     def _move_out_of_pool(self, info: QueuedPodInfo) -> None:
         del self._unschedulable[info.pod.uid]
@@ -333,7 +388,7 @@ class SchedulingQueue:
                 self.add(new)
                 return
             parked = self._replace_pod(new)
-            if parked is not None and self._helps(parked, event, old, new):
+            if parked is not None and self._worth_requeuing(parked, event, old, new):
                 self._move_out_of_pool(parked)
 
     def delete(self, pod: Pod) -> None:

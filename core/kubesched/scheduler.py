@@ -145,6 +145,7 @@ class Scheduler:
         )
         for framework in self.frameworks.values():
             framework.handle.nominator = self.queue.nominator
+            framework.handle.activator = self.queue.activate
         self.algorithm = SchedulingAlgorithm(config.percentage_of_nodes_to_score, self.rng)
         if metrics is not None:
             self.algorithm.observe = metrics.extension_point

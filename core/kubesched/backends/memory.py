@@ -28,6 +28,8 @@ class RecordedEvent:
     reason: str
     pod: str
     message: str
+    #: The key of the other pod involved (a ``Preempted`` victim's preemptor), or ``""``.
+    related: str = ""
 
 
 class InMemoryBackend:
@@ -162,7 +164,15 @@ class InMemoryBackend:
         related: Pod | None = None,
     ) -> None:
         with self._lock:
-            self.events.append(RecordedEvent(event_type, reason, regarding.key, note))
+            self.events.append(
+                RecordedEvent(
+                    event_type,
+                    reason,
+                    regarding.key,
+                    note,
+                    related.key if related is not None else "",
+                )
+            )
 
     def get_pod(self, uid: str) -> Pod | None:
         # No lock: PreEnqueue asks under the queue's lock, while a change made here holds this

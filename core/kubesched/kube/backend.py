@@ -316,10 +316,12 @@ class KubernetesBackend:
         reporting_controller: str,
         related: Pod | None = None,
     ) -> None:
-        """Queued on the event recorder (rate-limited, aggregated). ``related`` is not written
-        yet: the recorder has no field for it."""
+        """Queued on the event recorder (rate-limited, aggregated); ``related`` becomes the
+        event's ``related`` object reference."""
         if self.recorder is not None:
-            self.recorder.record(regarding, event_type, reason, action, note, reporting_controller)
+            self.recorder.record(
+                regarding, event_type, reason, action, note, reporting_controller, related
+            )
 
     def get_pod(self, uid: str) -> Pod | None:
         """From the pod informer's store (non-terminal pods only), updated before handlers run."""

@@ -1,12 +1,13 @@
 """Kubernetes Events for scheduling decisions, rate-limited and aggregated.
 
 ``Scheduled`` (Normal) and ``FailedScheduling`` (Warning) events, as kube-scheduler writes them
-(``events.k8s.io/v1``, reportingController = the profile's schedulerName). Writes happen on a
+(``events.k8s.io/v1``, reportingController = the profile's schedulerName), and any other event a
+plugin records, with its ``related`` object (a victim's preemptor). Writes happen on a
 background thread so a slow apiserver never holds up scheduling, and two limits keep a thousand
 unschedulable pods from flooding the API (as client-go's event broadcaster does):
 
-- the same (pod, reason, message) within ``dedup_seconds`` is folded into one event whose
-  ``series.count`` grows (patched at most every ``series_update_seconds``);
+- the same (pod, reason, message, related pod) within ``dedup_seconds`` is folded into one
+  event whose ``series.count`` grows (patched at most every ``series_update_seconds``);
 - a token bucket caps event writes overall; what does not fit is dropped and counted.
 """
 
@@ -31,6 +32,17 @@ log = logging.getLogger(__name__)
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _reference(pod: Pod) -> dict[str, str]:
+    """The ``ObjectReference`` of ``pod`` (an event's ``regarding`` or ``related``)."""
+    return {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "namespace": pod.namespace,
+        "name": pod.name,
+        "uid": pod.uid,
+    }
 
 
 @dataclass
@@ -63,19 +75,28 @@ class EventRecorder:
         self.instance = socket.gethostname()
         self.dropped = 0
         self.written = 0
-        self._queue: queue.Queue[tuple[str, Pod, str, str, str, str] | None] = queue.Queue(
-            max_queue
+        self._queue: queue.Queue[tuple[str, Pod, str, str, str, str, Pod | None] | None] = (
+            queue.Queue(max_queue)
         )
-        self._series: dict[tuple[str, str, str], _Series] = {}
+        self._series: dict[tuple[str, str, str, str], _Series] = {}
         self._thread = threading.Thread(target=self._run, name="event-recorder", daemon=True)
         self._thread.start()
 
     def record(
-        self, pod: Pod, event_type: str, reason: str, action: str, note: str, controller: str
+        self,
+        pod: Pod,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+        controller: str,
+        related: Pod | None = None,
     ) -> None:
-        """Queue an event about ``pod``; never blocks (a full queue drops and counts it)."""
+        """Queue an event about ``pod``, with ``related`` (another pod involved, written as the
+        event's ``related`` object reference) when given; never blocks (a full queue drops and
+        counts it)."""
         try:
-            self._queue.put_nowait((event_type, pod, reason, action, note, controller))
+            self._queue.put_nowait((event_type, pod, reason, action, note, controller, related))
         except queue.Full:
             self.dropped += 1
 
@@ -103,9 +124,16 @@ class EventRecorder:
                 log.exception("writing an event failed")
 
     def _write(
-        self, event_type: str, pod: Pod, reason: str, action: str, note: str, controller: str
+        self,
+        event_type: str,
+        pod: Pod,
+        reason: str,
+        action: str,
+        note: str,
+        controller: str,
+        related: Pod | None = None,
     ) -> None:
-        key = (pod.uid, reason, note)
+        key = (pod.uid, reason, note, related.uid if related is not None else "")
         now = time.monotonic()
         series = self._series.get(key)
         if series is not None and now - series.first_seen < self.dedup_seconds:
@@ -132,14 +160,10 @@ class EventRecorder:
             "reason": reason,
             "note": note[:1024],
             "type": event_type,
-            "regarding": {
-                "kind": "Pod",
-                "apiVersion": "v1",
-                "namespace": pod.namespace,
-                "name": pod.name,
-                "uid": pod.uid,
-            },
+            "regarding": _reference(pod),
         }
+        if related is not None:
+            body["related"] = _reference(related)
         self.transport.request(
             "POST", f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body=body
         )

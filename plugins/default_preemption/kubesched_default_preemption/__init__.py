@@ -234,15 +234,10 @@ class DefaultPreemption:
     def is_pod_schedulable_after_assigned_pod_deletion(
         self, pod: Pod, old: Any, new: Any
     ) -> QueueingHint:
-        """Queue once the pod's preemption is over; until then the gate would hold it anyway.
-
-        kube's hint always says Skip and leaves the decision to the plugins that rejected the
-        pod in its cycle; kubesched's queue asks only the gating plugin about a gated pod, so
-        this one answers for the gate.
-        """
-        if self.is_pod_running_preemption(pod.uid):
-            return QueueingHint.SKIP
-        return QueueingHint.QUEUE
+        """Always Skip, as kube's: whether a deletion helps is for the plugins that rejected the
+        pod in its cycle, whose hints the queue asks too; PreEnqueue then decides whether the
+        gate lifts."""
+        return QueueingHint.SKIP
 
     def is_pod_running_preemption(self, uid: str) -> bool:
         """Whether the victims of the pod ``uid`` are still being evicted: its background
@@ -503,7 +498,9 @@ class DefaultPreemption:
 
     def _evict(self, node_name: str, pod: Pod, victims: Sequence[Pod]) -> None:
         """First clear lower-priority nominations to the node (they may no longer fit), then
-        preempt every victim but the last, then the last one; a failure skips the rest."""
+        preempt every victim but the last, then the last one; a failure skips the rest. When a
+        call failed, the pod is sent back to activeQ at the end, as kube does."""
+        failed = False
         try:
             lower = [
                 other
@@ -511,6 +508,7 @@ class DefaultPreemption:
                 if other.priority < pod.priority
             ]
             for error in self.handle.clear_nominated_node_name(*lower):
+                failed = True  # not critical: the victims are preempted all the same
                 log.warning("clearing a nomination to node %s failed: %s", node_name, error)
             for victim in victims[:-1]:
                 self.preempt_pod(node_name, pod, victim)
@@ -520,13 +518,16 @@ class DefaultPreemption:
                 self._last_victim[pod.uid] = victims[-1].uid
             self.preempt_pod(node_name, pod, victims[-1])
         except Exception as exc:
-            # The pod goes on waiting in the queue for an event (or the pool's time limit);
-            # kube-scheduler activates it at once (see the README).
+            failed = True
             log.error("preemption for pod %s on node %s failed: %s", pod.key, node_name, exc)
         finally:
             with self._lock:
                 self._preempting.discard(pod.uid)
                 self._last_victim.pop(pod.uid, None)
+        if failed:
+            # Without the deletions it waits for, the pod could stay in the unschedulable pool
+            # until its time limit: retry it now (its gate is open by now).
+            self.handle.activate([pod])
 
     def preempt_pod(self, node_name: str, preemptor: Pod, victim: Pod) -> None:
         """kube's ``PreemptPod``: reject a victim waiting at Permit; otherwise patch the

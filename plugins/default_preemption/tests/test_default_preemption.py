@@ -46,6 +46,7 @@ from preemption_support import (
     VERY_HIGH,
     VERY_LARGE,
     Env,
+    FalseFilter,
     epoch,
     names,
     node,
@@ -1343,7 +1344,11 @@ def test_each_victim_gets_the_condition_then_is_deleted_then_gets_the_event():
     )
     # The in-memory backend kept the condition on the pod until it deleted it.
     assert env.api.stored["v1"].raw["status"]["conditions"][0]["type"] == "DisruptionTarget"
-    assert [e.reason for e in env.backend.events] == [REASON_PREEMPTED, REASON_PREEMPTED]
+    # The preemptor is the event's related object (kube's ``Eventf(victim, preemptor, ...)``).
+    assert [(e.reason, e.pod, e.related) for e in env.backend.events] == [
+        (REASON_PREEMPTED, "default/v1", "default/p"),
+        (REASON_PREEMPTED, "default/v2", "default/p"),
+    ]
 
 
 def test_kubes_wording():
@@ -1458,13 +1463,76 @@ def test_the_preemptor_is_gated_until_the_calls_are_sent():
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MESSAGE_WAITING_FOR_PREEMPTION
     )
     assert env.plugin.pre_enqueue(pod("other", priority=HIGH)) is None
-    hint = env.plugin.is_pod_schedulable_after_assigned_pod_deletion
-    assert hint(PREEMPTOR, env.backend.pods["v1"], None) is QueueingHint.SKIP
     (call,) = held
     call()
     assert env.pods_left() == []
     assert env.plugin.pre_enqueue(PREEMPTOR) is None
-    assert hint(PREEMPTOR, None, None) is QueueingHint.QUEUE
+
+
+def test_the_deletion_hint_always_says_skip():
+    """kube's hint: the plugins that rejected the pod in its cycle decide (the queue asks them
+    too), PreEnqueue decides whether the gate lifts."""
+    env = two_victims()
+    held: list[Any] = []
+    env.plugin.handle.background = held.append
+    env.plugin.preempt(env.state(PREEMPTOR), PREEMPTOR, {"node1": UNSCHEDULABLE})
+    hint = env.plugin.is_pod_schedulable_after_assigned_pod_deletion
+    victim = env.backend.pods["v2"]
+    assert hint(PREEMPTOR, victim, None) is QueueingHint.SKIP
+    held.pop()()
+    assert hint(PREEMPTOR, victim, None) is QueueingHint.SKIP
+    assert hint(pod("other", priority=HIGH), victim, None) is QueueingHint.SKIP
+
+
+#: Rejects the preemptor in its cycle and registers no event: only ``activate`` moves the pod.
+SILENT_REJECTOR = FalseFilter.name
+
+
+@pytest.mark.parametrize(
+    ("refused", "in_cycle", "place"),
+    [
+        (None, False, "unschedulable"),
+        (("delete", "v1"), False, "active"),
+        (("patch", "v2"), False, "active"),
+        (("patch", "below"), False, "active"),
+        (("delete", "v1"), True, "backoff"),
+    ],
+    ids=[
+        "no refusal: the pod waits in the pool",
+        "a refused deletion: back to activeQ",
+        "the last victim's refused patch: back to activeQ",
+        "a refused nomination clearing: back to activeQ",
+        "refused while the pod is in its cycle: retried after backoff",
+    ],
+)
+def test_a_refused_call_activates_the_preemptor(refused, in_cycle, place):
+    """kube's ``fh.Activate`` when the asynchronous preemption's result is an error."""
+    below = pod("below", priority=LOW + 1, nominated="node1")
+    env = Env(
+        [node("node1", **VERY_LARGE)],
+        [
+            pod("v1", on="node1", priority=LOW, req=LARGE, start=epoch(1)),
+            pod("v2", on="node1", priority=LOW, req=LARGE, start=epoch(2)),
+            PREEMPTOR,
+        ],
+    )
+    queue = env.scheduler.queue
+    queue.nominator.add(below, "node1")
+    if refused is not None:
+        env.api.refuse[refused] = RuntimeError(f'pods "{refused[1]}" is forbidden')
+    held: list[Any] = []
+    if not in_cycle:
+        env.plugin.handle.background = held.append
+    info = queue.pop(timeout=0)
+    assert info is not None and info.pod.name == PREEMPTOR.name
+    result, _ = env.plugin.preempt(env.state(PREEMPTOR), PREEMPTOR, {"node1": UNSCHEDULABLE})
+    assert result == PostFilterResult("node1")
+    queue.requeue_after_failure(info, {SILENT_REJECTOR})
+    if held:
+        assert queue.pending()["unschedulable"] == 1
+        held.pop()()
+    assert queue.pending()[place] == 1
+    assert env.plugin.pre_enqueue(PREEMPTOR) is None
 
 
 def test_the_gate_lifts_once_the_last_victim_is_gone():
