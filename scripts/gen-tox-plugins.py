@@ -19,7 +19,10 @@ def plugins(folder: str = "plugins") -> list[str]:
     """Plugin packages that git tracks (a package not yet added would break a clean clone)."""
     tracked = subprocess.run(
         ["git", "ls-files", f"{folder}/*/pyproject.toml"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     return sorted(Path(path).parent.name for path in tracked)
 
@@ -53,8 +56,7 @@ def main() -> None:
         + "change_dir =\n"
         + "".join(f"    {n}: {{toxinidir}}/examples/{n}\n" for n in examples)
         + "commands = pytest -q -p no:cacheprovider {posargs} tests\n\n"
-        "[all-plugins]\ndeps =\n"
-        + "".join(f"    -e {{toxinidir}}/plugins/{n}\n" for n in names)
+        "[all-plugins]\ndeps =\n" + "".join(f"    -e {{toxinidir}}/plugins/{n}\n" for n in names)
     )
     tox.write_text(replace_block(tox.read_text(), block))
     reqs = ROOT / "requirements-dev.txt"

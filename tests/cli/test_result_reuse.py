@@ -44,12 +44,16 @@ def _cluster(seed: int) -> Cluster:
         lambda p: p.req(cpu="500m").toleration("dedicated", "batch", "NoSchedule"),
         lambda p: p.req(cpu="100m").preferred_node_affinity(5, "disk", "In", "hdd"),
         lambda p: p.req(cpu="200m").host_port(8080),
-        lambda p: p.req(cpu="300m")
-        .label("app", "web")
-        .pod_anti_affinity_in("app", "kubernetes.io/hostname", "web"),
-        lambda p: p.req(cpu="300m")
-        .label("app", "spread")
-        .spread_constraint(1, "topology.kubernetes.io/zone", "DoNotSchedule", {"app": "spread"}),
+        lambda p: (
+            p.req(cpu="300m")
+            .label("app", "web")
+            .pod_anti_affinity_in("app", "kubernetes.io/hostname", "web")
+        ),
+        lambda p: (
+            p.req(cpu="300m")
+            .label("app", "spread")
+            .spread_constraint(1, "topology.kubernetes.io/zone", "DoNotSchedule", {"app": "spread"})
+        ),
         lambda p: p.req(cpu="7"),  # fits only the 8-cpu nodes, few times
     ]
     pods = []

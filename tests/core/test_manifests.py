@@ -142,8 +142,11 @@ def test_other_kinds_are_skipped_with_a_warning(text: str, warning: str) -> None
 
 
 def test_kinds_plugins_consult_are_kept_by_kind() -> None:
-    pdb = {"kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "shop"},
-           "spec": {"minAvailable": 1}}
+    pdb = {
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web", "namespace": "shop"},
+        "spec": {"minAvailable": 1},
+    }
     namespace = {"kind": "Namespace", "metadata": {"name": "shop", "labels": {"team": "a"}}}
     cluster = parse_cluster(docs(node("n1"), pdb, namespace), SOURCE)
     assert cluster.warnings == []

@@ -741,8 +741,11 @@ def test_an_update_of_one_pod_during_cycles_does_not_move_another_in_flight_pod(
     queue.add(pod("second"))
     info_first, info_second = pop_now(queue), pop_now(queue)
     relabelled = pod("first", ready="yes")
-    queue.update(info_first.pod, relabelled,
-                 ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_LABEL))
+    queue.update(
+        info_first.pod,
+        relabelled,
+        ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_LABEL),
+    )
     queue.requeue_after_failure(info_second, {GATE})
     queue.requeue_after_failure(info_first, {GATE})
     assert [i.pod.name for i in queue.parked()] == ["second"]
