@@ -1,27 +1,30 @@
 """Running a scenario through the reference kube-scheduler and through kubesched, and comparing.
 
 The reference side (:class:`ReferenceRunner`) applies a scenario to a real control plane on which
-one upstream kube-scheduler runs for the whole session: it creates the scenario's nodes (named
-afresh for every run) and bound pods, waits until the scheduler's cache holds exactly those
-nodes, then creates the pods to schedule one at a time, each after the previous one was bound or
-marked unschedulable, and reads each pod's outcome: its node, or the message of its
-``PodScheduled=False`` condition. Then it deletes what it created, so that the next scenario runs
-on a cluster with only its own nodes.
+one upstream kube-scheduler runs for the whole session: it creates the scenario's two namespaces,
+workload objects, nodes (named afresh for every run) and bound pods, waits until the scheduler's
+cache holds exactly those nodes, then creates the pods to schedule one at a time, each after the
+previous one was decided, and watches each pod's outcome: its node, or the message of its
+``PodScheduled=False`` condition, and after a preemption the nominated node, the victims and
+where the pod went. A pod left unschedulable is deleted before the next one comes, so that no
+retry changes the cluster behind the comparison's back. Then it deletes what it created, so
+that the next scenario runs on a cluster with only its own nodes.
 
 The kubesched side (:func:`kubesched_outcome`) schedules each pod with ``kubesched.simulate`` over
 the same objects as the apiserver stored them (defaults applied) and the same cluster the
-reference scheduler saw for that pod: the nodes, the bound pods, and the earlier pods where the
-reference scheduler put them. So a difference in one pod never cascades into the next.
+reference scheduler saw for that pod: the nodes and the pods bound at that moment. So a
+difference in one pod never cascades into the next.
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
+import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -30,10 +33,16 @@ import yaml
 from parity_scenarios import (
     BINPACK_SCHEDULER_NAME,
     GPU,
+    NAMESPACE_TEAMS,
+    NON_PREEMPTING_CLASSES,
+    OTHER_NAMESPACE,
+    OWN_NAMESPACE,
     PRIORITY_CLASSES,
     RATIO_SCHEDULER_NAME,
     RUNTIME_CLASS,
     SCHEDULER_NAME,
+    SCHEDULER_NAMES,
+    TEAM_LABEL,
     ZONE,
     Scenario,
     reductions,
@@ -55,26 +64,26 @@ __all__ = [
     "Outcome",
     "ParitySettings",
     "ParityStats",
+    "PodWatch",
     "ReferenceRunner",
     "RunError",
     "ScenarioRun",
     "compare",
+    "in_namespaces",
     "kubesched_config",
     "kubesched_outcome",
     "mismatch_report",
     "shrink",
 ]
 
-#: kube-scheduler v1.37's default plugins that kubesched does not bundle (yet): both schedulers
-#: run the profile without them, so both run exactly the same plugins, in their default order.
+#: kube-scheduler v1.37's default plugins that kubesched does not bundle (yet), or that need
+#: objects the scenarios do not have: both schedulers run the profile without them, so both run
+#: exactly the same plugins, in their default order.
 DISABLED_PLUGINS = (
     "VolumeRestrictions",
     "NodeVolumeLimits",
     "VolumeBinding",
     "VolumeZone",
-    "PodTopologySpread",
-    "InterPodAffinity",
-    "DefaultPreemption",
     "DynamicResources",
     "NodeDeclaredFeatures",
 )
@@ -183,6 +192,21 @@ MESSAGE = "message"
 NODE = "node"
 GATED = "gated"
 ERROR = "error"
+NOMINATED = "nominated node"
+PREEMPTION = "after preemption"
+#: How long a nominated pod (preemption) may take to be bound once its victims are gone
+#: (kube-scheduler usually takes well under a second; see README.md for when it does not).
+SETTLE_SECONDS = 5.0
+#: ``status.startTime`` of the pods bound in a run, one minute apart in the order they were
+#: bound (as a kubelet would write it): preemption prefers the node whose most important
+#: victims started last, and without a start time kube-scheduler reads the clock instead.
+_START = "2025-01-01T{:02d}:{:02d}:00Z"
+#: Where the workload objects are created, by kind.
+_OBJECT_PATHS = {
+    "Service": "/api/v1/namespaces/{ns}/services",
+    "ReplicaSet": "/apis/apps/v1/namespaces/{ns}/replicasets",
+    "PodDisruptionBudget": "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
+}
 
 
 # -- outcomes -------------------------------------------------------------------------------------
@@ -192,11 +216,17 @@ ERROR = "error"
 class Outcome:
     """What happened to one pod: its node (logical name) or why it is not bound."""
 
+    #: The node of the first attempt, or why that attempt left the pod unschedulable.
     node: str | None = None
     message: str = ""
     gated: bool = False
     #: Not an outcome at all: the pod was refused or never decided (the reason).
     error: str = ""
+    #: After an unschedulable first attempt: the node preemption nominated (``""``: none), and
+    #: once the preemption settled, the node the pod was bound to and the pods it evicted.
+    nominated: str = ""
+    final_node: str | None = None
+    victims: tuple[str, ...] = ()
 
     def describe(self) -> str:
         if self.error:
@@ -205,7 +235,12 @@ class Outcome:
             return "gated (not attempted)"
         if self.node is not None:
             return f"bound to {self.node}"
-        return f"unschedulable: {self.message}"
+        text = f"unschedulable: {self.message}"
+        if self.nominated:
+            evicted = ", ".join(self.victims) or "none"
+            then = f"bound to {self.final_node}" if self.final_node else "still not bound"
+            text += f" [nominated to {self.nominated}; evicted: {evicted}; then {then}]"
+        return text
 
 
 @dataclass
@@ -250,8 +285,10 @@ class Comparison:
 
 
 def compare(pod: str, reference: Outcome, kubesched: KubeschedOutcome) -> Comparison:
-    """Compare one pod: scheduled or not; the message; the node when kubesched's choice is
-    forced (one feasible node or a unique top total), or membership among its tied best."""
+    """Compare one pod's first attempt: scheduled or not; the message; the node when
+    kubesched's choice is forced (one feasible node or a unique top total), or membership among
+    its tied best. After a preemption also the nominated node, the victims and, when the
+    reference scheduler bound the pod within :data:`SETTLE_SECONDS`, where."""
     result = Comparison(pod, reference, kubesched)
     if reference.error or kubesched.error:
         result.mismatch = ERROR
@@ -260,7 +297,16 @@ def compare(pod: str, reference: Outcome, kubesched: KubeschedOutcome) -> Compar
     elif (reference.node is None) != (kubesched.node is None):
         result.mismatch = SCHEDULED
     elif reference.node is None:
-        result.mismatch = "" if reference.message == kubesched.message else MESSAGE
+        if reference.message != kubesched.message:
+            result.mismatch = MESSAGE
+        elif reference.nominated != kubesched.nominated:
+            result.mismatch = NOMINATED
+        elif sorted(reference.victims) != sorted(kubesched.victims) or (
+            # kube-scheduler may leave a preemptor waiting for minutes (README.md): only
+            # where it did bind it within the settle time is compared.
+            reference.final_node is not None and reference.final_node != kubesched.final_node
+        ):
+            result.mismatch = PREEMPTION
     else:
         best = kubesched.best
         result.node_check = "unique" if len(best) == 1 else "tie"
@@ -271,17 +317,43 @@ def compare(pod: str, reference: Outcome, kubesched: KubeschedOutcome) -> Compar
 # -- the kubesched side ---------------------------------------------------------------------------
 
 
-def kubesched_config(registry: Registry) -> SchedulerConfiguration:
-    return parse_config(copy.deepcopy(PROFILE), registry, source="parity profile")
+def kubesched_config(
+    registry: Registry, scheduler_name: str | None = None
+) -> SchedulerConfiguration:
+    """:data:`PROFILE` for kubesched; with ``scheduler_name``, only that profile (a simulation
+    builds every profile's plugins, and a pod runs through one)."""
+    profile = copy.deepcopy(PROFILE)
+    if scheduler_name is not None:
+        profile["profiles"] = [
+            p for p in profile["profiles"] if p["schedulerName"] == scheduler_name
+        ]
+    return parse_config(profile, registry, source="parity profile")
 
 
 def _simulate_recorded(
     cluster: Cluster, config: SchedulerConfiguration, registry: Registry
-) -> tuple[SimulationResult, ExplainRecorder]:
-    """``kubesched simulate`` with every scheduling cycle recorded (kubesched explain's way)."""
+) -> tuple[SimulationResult, ExplainRecorder, set[str]]:
+    """``kubesched simulate`` with every scheduling cycle recorded (kubesched explain's way);
+    also the uids of the pods still in the cluster at the end (victims of preemption are not)."""
     recorder = ExplainRecorder()
-    result = simulate(cluster, config, registry, seed=0, on_scheduler=recorder.attach)
-    return result, recorder
+    schedulers: list[Any] = []
+
+    def attach(scheduler: Any) -> None:
+        schedulers.append(scheduler)
+        recorder.attach(scheduler)
+
+    result = simulate(cluster, config, registry, seed=0, on_scheduler=attach)
+    remaining = set(schedulers[0].backend.pods) if schedulers else set()
+    return result, recorder, remaining
+
+
+def _nominated_by(report: Any) -> str:
+    """The node a cycle's PostFilter nominated (``""``: none)."""
+    for verdict in report.points.get("PostFilter", ()):
+        for reason in verdict.reasons:
+            if reason.startswith("nominated node "):
+                return str(reason.removeprefix("nominated node "))
+    return ""
 
 
 def kubesched_outcome(
@@ -291,33 +363,49 @@ def kubesched_outcome(
     config: SchedulerConfiguration,
     registry: Registry,
     logical: Callable[[str], str],
+    objects: Mapping[str, list[Mapping[str, Any]]] | None = None,
 ) -> KubeschedOutcome:
     """kubesched's outcome for ``pod`` on a cluster of ``nodes`` and ``bound`` pods (stored
-    objects); node names are reported through ``logical``."""
+    objects, with the workload ``objects`` by kind); node names are reported through
+    ``logical``. The first attempt decides; when it preempted, the rest of the simulation says
+    where the pod went and which pods it evicted."""
     try:
-        cluster = Cluster([Node(n) for n in nodes], [Pod(p) for p in [*bound, pod]])
+        cluster = Cluster(
+            [Node(n) for n in nodes],
+            [Pod(p) for p in [*bound, pod]],
+            {kind: [dict(o) for o in items] for kind, items in (objects or {}).items()},
+        )
     except ValueError as exc:
         return KubeschedOutcome(error=f"kubesched cannot read the objects: {exc}")
     target = cluster.pods[-1]
-    result, recorder = _simulate_recorded(cluster, config, registry)
+    result, recorder, remaining = _simulate_recorded(cluster, config, registry)
     outcome = next((o for o in result.pods if o.name == target.name), None)
     if outcome is None:
         return KubeschedOutcome(error="kubesched reported nothing for the pod")
     reports = recorder.for_pod(target.uid)
     if outcome.node is None and not reports:
         return KubeschedOutcome(message=outcome.message, gated=True)
-    last = reports[-1] if reports else None
-    if last is not None and last.result not in ("Scheduled", "Unschedulable"):
+    first = reports[0] if reports else None
+    if first is not None and first.result not in ("Scheduled", "Unschedulable"):
         # A plugin failed (reason SchedulerError): not an outcome kube-scheduler can share.
-        return KubeschedOutcome(error=f"{last.result or 'unfinished'}: {last.message}")
+        return KubeschedOutcome(error=f"{first.result or 'unfinished'}: {first.message}")
+    if first is not None and first.result == "Unschedulable":
+        nominated = _nominated_by(first)
+        victims = tuple(sorted(p.name for p in cluster.pods[:-1] if p.uid not in remaining))
+        return KubeschedOutcome(
+            message=first.message,
+            nominated=logical(nominated) if nominated else "",
+            final_node=logical(outcome.node) if nominated and outcome.node else None,
+            victims=victims if nominated else (),
+        )
     return KubeschedOutcome(
         node=logical(outcome.node) if outcome.node else None,
         message="" if outcome.node else outcome.message,
-        feasible=[logical(n) for n in last.feasible()] if last else [],
-        totals={logical(n): t for n, t in last.totals().items()} if last else {},
+        feasible=[logical(n) for n in first.feasible()] if first else [],
+        totals={logical(n): t for n, t in first.totals().items()} if first else {},
         scores={
             logical(n.name): {p: s.weighted or 0 for p, s in n.scores.items()}
-            for n in (last.nodes.values() if last else ())
+            for n in (first.nodes.values() if first else ())
             if n.scores
         },
     )
@@ -351,6 +439,57 @@ class RunError(Exception):
     """The run could not go on (the apiserver refused an object, or nothing was decided)."""
 
 
+class PodWatch:
+    """The pods of one namespace as they change, in order, over one watch stream that lasts
+    from one pod to the next (a stream per pod would cost a connection per pod).
+
+    :meth:`next` waits at most ``timeout`` seconds for the next change; a different timeout
+    than the open stream's reopens it from the last change seen, as does the server's end of
+    the stream.
+    """
+
+    def __init__(self, api: Transport, namespace: str, version: str) -> None:
+        self.api = api
+        self.path = _pods_path(namespace)
+        self.version = version
+        self._lines: Iterator[bytes] | None = None
+        self._timeout = 0.0
+
+    def next(self, timeout: float) -> tuple[str, Mapping[str, Any]] | None:
+        """The next change (``ADDED``, ``MODIFIED`` or ``DELETED``, and the pod), or ``None``
+        when nothing changed within ``timeout`` seconds."""
+        while True:
+            if self._lines is not None and self._timeout != timeout:
+                self.close()
+            if self._lines is None:
+                query = [
+                    ("watch", "1"),
+                    ("resourceVersion", self.version),
+                    ("timeoutSeconds", 3600),
+                ]
+                self._lines = self.api.stream_lines(self.path, query, (5.0, timeout))
+                self._timeout = timeout
+            try:
+                line = next(self._lines)
+            except StopIteration:  # the server ended the stream: again from where it stopped
+                self._lines = None
+                continue
+            except ApiError:  # nothing within the timeout (the stream is closed)
+                self._lines = None
+                return None
+            event = json.loads(line)
+            pod = event.get("object") or {}
+            if event.get("type") == "ERROR":
+                raise RunError(f"watching the pods of {self.path}: {pod.get('message', pod)}")
+            self.version = pod["metadata"]["resourceVersion"]
+            return str(event["type"]), pod
+
+    def close(self) -> None:
+        if self._lines is not None:
+            self._lines.close()  # type: ignore[attr-defined]
+            self._lines = None
+
+
 class ReferenceRunner:
     """Applies scenarios one after another to a cluster where one reference scheduler runs.
 
@@ -371,26 +510,28 @@ class ReferenceRunner:
         # Raw JSON both ways: the objects exactly as the apiserver stores them, and no models.
         self.api = Transport(api_client, qps=0)
         self.registry = registry
-        self.config = kubesched_config(registry)
+        self.configs = {name: kubesched_config(registry, name) for name in SCHEDULER_NAMES}
         self.decision_timeout = decision_timeout
         self.sync_timeout = sync_timeout
         self.poll_seconds = poll_seconds
         self._runs = itertools.count(1)
         self._probes = itertools.count(1)
+        #: The watch on the current scenario's pods.
+        self._pods: PodWatch | None = None
 
     # -- cluster-wide set-up ----------------------------------------------------------------------
     def prepare_cluster(self) -> None:
         """The PriorityClasses and RuntimeClass the scenarios name; no nodes but ours."""
         for name, value in PRIORITY_CLASSES.items():
-            self._create_if_absent(
-                "/apis/scheduling.k8s.io/v1/priorityclasses",
-                {
-                    "apiVersion": "scheduling.k8s.io/v1",
-                    "kind": "PriorityClass",
-                    "metadata": {"name": name},
-                    "value": value,
-                },
-            )
+            priority_class: dict[str, Any] = {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+            }
+            if name in NON_PREEMPTING_CLASSES:
+                priority_class["preemptionPolicy"] = "Never"
+            self._create_if_absent("/apis/scheduling.k8s.io/v1/priorityclasses", priority_class)
         self._create_if_absent("/apis/node.k8s.io/v1/runtimeclasses", RUNTIME_CLASS)
         self.delete_run_nodes()
         nodes = self.api.request("GET", "/api/v1/nodes")["items"]
@@ -410,69 +551,170 @@ class ReferenceRunner:
         began = time.monotonic()
         number = next(self._runs)
         prefix = f"r{number}-"
-        namespace = f"parity-r{number}"
+        namespaces = {OWN_NAMESPACE: f"parity-r{number}", OTHER_NAMESPACE: f"parity-r{number}-b"}
         run = ScenarioRun(scenario)
         try:
-            self._run(renamed(scenario, prefix), prefix, namespace, run)
+            self._run(renamed(scenario, prefix), prefix, namespaces, run)
         except RunError as exc:
             run.error = str(exc)
         finally:
-            self._clean_up(namespace)
+            self._clean_up(list(namespaces.values()))
             run.seconds = time.monotonic() - began
         return run
 
-    def _run(self, real: Scenario, prefix: str, namespace: str, run: ScenarioRun) -> None:
+    def _run(
+        self, real: Scenario, prefix: str, namespaces: dict[str, str], run: ScenarioRun
+    ) -> None:
         def logical(name: str) -> str:
             return name.removeprefix(prefix)
 
-        self._create("/api/v1/namespaces", {"metadata": {"name": namespace}}, "the namespace")
-        pods_path = f"/api/v1/namespaces/{namespace}/pods"
+        namespace = namespaces[OWN_NAMESPACE]
+        objects: dict[str, list[Mapping[str, Any]]] = {"Namespace": []}
+        for name, team in NAMESPACE_TEAMS.items():
+            body = {"metadata": {"name": namespaces[name], "labels": {TEAM_LABEL: team}}}
+            created_namespace = self._create("/api/v1/namespaces", body, "a namespace")
+            objects["Namespace"].append(created_namespace)
+            if name == OWN_NAMESPACE:
+                version = created_namespace["metadata"]["resourceVersion"]
+                self._pods = PodWatch(self.api, namespaces[name], version)
+        for manifest in real.objects:
+            kind = manifest["kind"]
+            stored = self._create(
+                _OBJECT_PATHS[kind].format(ns=namespace), manifest, f"{kind} {_name(manifest)}"
+            )
+            if manifest.get("status"):  # no controller writes it: we do
+                stored = self.api.request(
+                    "PATCH",
+                    f"{_OBJECT_PATHS[kind].format(ns=namespace)}/{_name(manifest)}/status",
+                    body={"status": manifest["status"]},
+                    content_type="application/merge-patch+json",
+                )
+            objects.setdefault(kind, []).append(stored)
         nodes = []
         for manifest in real.nodes:
             node = copy.deepcopy(manifest)
             node["metadata"].setdefault("labels", {})[RUN_LABEL] = prefix.rstrip("-")
             nodes.append(self._create_node(node, logical(node["metadata"]["name"])))
-        bound = [
-            self._create(pods_path, p, f"pod {p['metadata']['name']}") for p in real.bound_pods
-        ]
+        started = itertools.count()
+        cluster: dict[str, Mapping[str, Any]] = {}  # uid -> the bound pods, as stored
+        for manifest in real.bound_pods:
+            placed = in_namespaces(manifest, namespaces)
+            created = self._create(
+                _pods_path(placed["metadata"]["namespace"]), placed, f"pod {_name(manifest)}"
+            )
+            created = self._started(created, next(started))
+            cluster[created["metadata"]["uid"]] = created
         self._wait_for_nodes(namespace, [n["metadata"]["name"] for n in nodes])
-        placed: list[Mapping[str, Any]] = []
         for manifest in real.pods:
-            name = manifest["metadata"]["name"]
-            created = self._create(pods_path, manifest, f"pod {name}")
-            reference = self._decision(namespace, created, logical)
+            name = _name(manifest)
+            created = self._create(
+                _pods_path(namespace), in_namespaces(manifest, namespaces), f"pod {name}"
+            )
+            reference, pod = self._decision(namespace, created, logical)
+            bound = list(cluster.values())
+            if pod.get("status", {}).get("nominatedNodeName") or (
+                reference.node is None and not reference.gated
+            ):
+                # Preemption may have evicted pods: the cluster is what the apiserver now has.
+                remaining = self._bound_pods(list(namespaces.values()))
+                reference.victims = tuple(
+                    sorted(_name(p) for uid, p in cluster.items() if uid not in remaining)
+                )
+                cluster = {uid: cluster[uid] for uid in cluster if uid in remaining}
             kubesched = kubesched_outcome(
-                nodes, [*bound, *placed], created, self.config, self.registry, logical
+                nodes,
+                bound,
+                created,
+                self.configs[created["spec"]["schedulerName"]],
+                self.registry,
+                logical,
+                objects,
             )
             run.comparisons.append(compare(name, reference, kubesched))
-            if reference.node is not None:
+            if pod["spec"].get("nodeName"):
                 # Later pods see this one where the reference scheduler put it.
-                pinned = copy.deepcopy(created)
-                pinned["spec"]["nodeName"] = prefix + reference.node
-                placed.append(pinned)
+                pod = self._started(pod, next(started))
+                cluster[pod["metadata"]["uid"]] = pod
+            elif not reference.gated:
+                # Left unschedulable: take it out before it is retried behind the next pods.
+                self.api.request(
+                    "DELETE", f"{_pods_path(namespace)}/{name}", [("gracePeriodSeconds", 0)]
+                )
+
+    def _started(self, pod: Mapping[str, Any], index: int) -> dict[str, Any]:
+        """Write the pod's ``status.startTime`` (a kubelet would), ``index`` minutes in."""
+        path = f"{_pods_path(pod['metadata']['namespace'])}/{pod['metadata']['name']}/status"
+        started = _START.format(index // 60, index % 60)
+        return dict(
+            self.api.request(
+                "PATCH",
+                path,
+                body={"status": {"startTime": started}},
+                content_type="application/merge-patch+json",
+            )
+        )
+
+    def _bound_pods(self, namespaces: list[str]) -> set[str]:
+        """The uids of the pods bound in ``namespaces``."""
+        uids = set()
+        for namespace in namespaces:
+            for pod in self.api.request("GET", _pods_path(namespace))["items"]:
+                if pod["spec"].get("nodeName") and not pod["metadata"].get("deletionTimestamp"):
+                    uids.add(pod["metadata"]["uid"])
+        return uids
 
     def _decision(
         self, namespace: str, created: Mapping[str, Any], logical: Callable[[str], str]
-    ) -> Outcome:
-        """Wait until the pod is bound or its PodScheduled condition says why not."""
-        path = f"/api/v1/namespaces/{namespace}/pods/{created['metadata']['name']}"
-        deadline = time.monotonic() + self.decision_timeout
+    ) -> tuple[Outcome, Mapping[str, Any]]:
+        """Watch the pod until it is bound or its PodScheduled condition says why not; when
+        that first attempt nominated it to a node (preemption), until it is bound or
+        :data:`SETTLE_SECONDS` pass. Returns the outcome and the pod as last seen."""
+        name = created["metadata"]["name"]
         pod: Mapping[str, Any] = created
-        while True:
+        for pod in itertools.chain([created], self._changes(name, self.decision_timeout)):
             if node := pod["spec"].get("nodeName"):
-                return Outcome(node=logical(node))
+                return Outcome(node=logical(node)), pod
             condition = _pod_scheduled(pod)
-            if condition is not None and condition.get("status") == "False":
-                reason = condition.get("reason", "")
-                if reason == "SchedulingGated":  # set by the apiserver on create
-                    return Outcome(gated=True, message=condition.get("message", ""))
-                if reason == "Unschedulable":
-                    return Outcome(message=condition.get("message", ""))
-                return Outcome(error=f"condition {reason}: {condition.get('message', '')}")
-            if time.monotonic() > deadline:
-                return Outcome(error=f"no decision within {self.decision_timeout:.0f}s")
-            time.sleep(self.poll_seconds)
-            pod = self.api.request("GET", path)
+            if condition is None or condition.get("status") != "False":
+                continue
+            reason = condition.get("reason", "")
+            message = condition.get("message", "")
+            if reason == "SchedulingGated":  # set by the apiserver on create
+                return Outcome(gated=True, message=message), pod
+            if reason != "Unschedulable":
+                return Outcome(error=f"condition {reason}: {message}"), pod
+            nominated = (pod.get("status") or {}).get("nominatedNodeName") or ""
+            outcome = Outcome(message=message, nominated=logical(nominated) if nominated else "")
+            if not nominated:
+                return outcome, pod
+            break
+        else:
+            return Outcome(error=f"no decision within {self.decision_timeout:.0f}s"), pod
+        # Nominated: its victims are being evicted.
+        last = pod
+        for last in self._changes(name, SETTLE_SECONDS):
+            if node := last["spec"].get("nodeName"):
+                outcome.final_node = logical(node)
+                break
+        return outcome, last
+
+    def _changes(self, name: str, seconds: float) -> Iterator[Mapping[str, Any]]:
+        """Pod ``name`` as it changes, for at most ``seconds``."""
+        if self._pods is None:
+            raise RunError("no watch on the scenario's pods")
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            # The decision's whole time as the stream's timeout, so that one stream serves pod
+            # after pod; the settle time is short, and reopens it.
+            change = self._pods.next(seconds if seconds == self.decision_timeout else left)
+            if change is None:
+                return
+            kind, pod = change
+            if pod["metadata"]["name"] != name:
+                continue
+            if kind == "DELETED":
+                raise RunError(f"pod {name} was deleted while it was being decided")
+            yield pod
 
     def _wait_for_nodes(self, namespace: str, names: list[str]) -> None:
         """Block until the scheduler's cache holds exactly ``names`` and the pods created so far.
@@ -490,11 +732,12 @@ class ReferenceRunner:
         while time.monotonic() < deadline:
             probe = _probe_pod(f"probe-{next(self._probes)}", names)
             created = self._create(pods_path, probe, "the probe pod")
-            outcome = self._decision(namespace, created, str)
+            outcome, _ = self._decision(namespace, created, str)
             self.api.request(
                 "DELETE", f"{pods_path}/{probe['metadata']['name']}", [("gracePeriodSeconds", 0)]
             )
-            if outcome.message == expected:
+            # DefaultPreemption adds "preemption: ..." (nothing to evict for the probe).
+            if outcome.message.split(" preemption: ")[0] == expected:
                 return
             last = outcome.describe()
             time.sleep(0.02)
@@ -503,14 +746,21 @@ class ReferenceRunner:
             f"nodes within {self.sync_timeout:.0f}s (last probe: {last})"
         )
 
-    def _clean_up(self, namespace: str) -> None:
-        """Delete the run's pods (at once: no kubelet waits for them), nodes and namespace."""
+    def _clean_up(self, namespaces: list[str]) -> None:
+        """Delete the run's pods (at once: no kubelet waits for them), nodes and namespaces."""
+        if self._pods is not None:
+            self._pods.close()
+            self._pods = None
+        for namespace in namespaces:
+            try:
+                self.api.request("DELETE", _pods_path(namespace), [("gracePeriodSeconds", 0)])
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
         try:
-            self.api.request(
-                "DELETE", f"/api/v1/namespaces/{namespace}/pods", [("gracePeriodSeconds", 0)]
-            )
             self.delete_run_nodes()
-            self.api.request("DELETE", f"/api/v1/namespaces/{namespace}")
+            for namespace in namespaces:
+                self.api.request("DELETE", f"/api/v1/namespaces/{namespace}")
         except ApiError as exc:
             if exc.status != 404:
                 raise
@@ -546,6 +796,35 @@ class ReferenceRunner:
         except ApiError as exc:
             if exc.status != 409:
                 raise
+
+
+def _name(manifest: Mapping[str, Any]) -> str:
+    return str(manifest["metadata"]["name"])
+
+
+def _pods_path(namespace: str) -> str:
+    return f"/api/v1/namespaces/{namespace}/pods"
+
+
+def in_namespaces(manifest: Mapping[str, Any], namespaces: Mapping[str, str]) -> dict[str, Any]:
+    """A copy of a pod manifest in its run namespace (``metadata.namespace`` names the logical
+    one), with the namespaces its (anti-)affinity terms name mapped the same way."""
+    pod = copy.deepcopy(dict(manifest))
+    metadata = pod["metadata"]
+    metadata["namespace"] = namespaces[metadata.get("namespace") or OWN_NAMESPACE]
+    affinity = pod["spec"].get("affinity") or {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        terms = affinity.get(kind) or {}
+        for term in [
+            *terms.get("requiredDuringSchedulingIgnoredDuringExecution", ()),
+            *(w["podAffinityTerm"] for w in terms.get(_PREFERRED, ())),
+        ]:
+            if "namespaces" in term:
+                term["namespaces"] = [namespaces.get(n, n) for n in term["namespaces"]]
+    return pod
+
+
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
 
 def _pod_scheduled(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -626,7 +905,9 @@ class ParityStats:
     runs_failed: int = 0
     pods: int = 0
     pods_agreeing: int = 0
-    #: What was compared: ``bound (unique)``, ``bound (tie)``, ``unschedulable``, ``gated``.
+    #: What was compared: ``bound (unique)``, ``bound (tie)``, ``unschedulable``, ``gated``,
+    #: ``preempting (bound)`` / ``preempting (not bound in time)`` (unschedulable, nominated to a
+    #: node whose victims were evicted, then bound there or not within the settle time).
     compared: Counter[str] = field(default_factory=Counter)
     mismatches: Counter[str] = field(default_factory=Counter)
     shrunk: int = 0
@@ -647,6 +928,9 @@ class ParityStats:
             reference = comparison.reference
             if reference.gated:
                 self.compared["gated"] += 1
+            elif reference.nominated:
+                bound = "bound" if reference.final_node is not None else "not bound in time"
+                self.compared[f"preempting ({bound})"] += 1
             elif reference.node is None:
                 self.compared["unschedulable"] += 1
             else:
@@ -693,7 +977,8 @@ class ParityStats:
 
 def pinned(run: ScenarioRun, target: str) -> Scenario:
     """``run``'s scenario with the pods created before ``target`` turned into pods bound where
-    the reference scheduler put them (or dropped when it did not bind them), and no pod after:
+    the reference scheduler put them (or dropped when it did not bind them, as are the pods
+    they evicted), and no pod after:
     the cluster ``target`` was scheduled on, with ``target`` the only pod to schedule."""
     scenario = run.scenario
     bound = list(scenario.bound_pods)
@@ -702,11 +987,16 @@ def pinned(run: ScenarioRun, target: str) -> Scenario:
         if name == target:
             return replace(scenario, bound_pods=bound, pods=[manifest])
         comparison = run.comparison(name)
-        if comparison is not None and comparison.reference.node is not None:
+        if comparison is None:
+            continue
+        reference = comparison.reference
+        victims = set(reference.victims)
+        bound = [p for p in bound if p["metadata"]["name"] not in victims]
+        if (node := reference.node or reference.final_node) is not None:
             pod = copy.deepcopy(manifest)
             pod["spec"].pop("schedulerName", None)
             pod["spec"].pop("schedulingGates", None)
-            pod["spec"]["nodeName"] = comparison.reference.node
+            pod["spec"]["nodeName"] = node
             bound.append(pod)
     raise ValueError(f"no pod {target} in scenario {scenario.name}")
 

@@ -1,12 +1,15 @@
 """Seeded random scheduling scenarios, and the reductions that shrink one.
 
-A :class:`Scenario` is plain Kubernetes manifests: a few nodes (random capacities, labels, taints,
-cordons, images), pods already bound to them (resources and host ports in use) and the pods to
-schedule, in the order they are created (priority first, highest first, so that a queue sorted by
-PrioritySort would pop them in the same order). Every pod to schedule names one of
-:data:`SCHEDULER_NAMES`. The manifests are what a user would write: the apiserver's defaults
-(requests copied from limits, the overhead of a RuntimeClass, the priority of a class) are applied
-when they are created.
+A :class:`Scenario` is plain Kubernetes manifests: workload objects (ReplicaSets and Services for
+the default spreading, PodDisruptionBudgets for preemption), a few nodes (random capacities,
+labels, taints, cordons, images), pods already bound to them (resources and host ports in use,
+labels, owners, pod (anti-)affinity, lower priorities) and the pods to schedule, in the order
+they are created (mostly priority first, as PrioritySort would pop them; sometimes not, so that a
+pod may preempt an earlier one). Every pod to schedule names one of :data:`SCHEDULER_NAMES`.
+The manifests are what a user would write: the apiserver's defaults (requests copied from
+limits, the overhead of a RuntimeClass, the priority of a class) are applied when they are
+created. A pod's ``metadata.namespace`` is logical too: none (the scenario's own namespace) or
+:data:`OTHER_NAMESPACE`; the runner maps both, and affinity terms' ``namespaces``, to its own.
 
 Node names are logical (``node-0``, ``node-1``, …); :func:`renamed` gives a copy whose node names,
 and every string value equal to one of them (hostname labels, ``nodeName``, affinity values),
@@ -27,11 +30,16 @@ __all__ = [
     "BINPACK_SCHEDULER_NAME",
     "GPU",
     "HOSTNAME_LABEL",
+    "NAMESPACE_TEAMS",
+    "NON_PREEMPTING_CLASSES",
+    "OTHER_NAMESPACE",
+    "OWN_NAMESPACE",
     "PRIORITY_CLASSES",
     "RATIO_SCHEDULER_NAME",
     "RUNTIME_CLASS",
     "SCHEDULER_NAME",
     "SCHEDULER_NAMES",
+    "TEAM_LABEL",
     "ZONE",
     "Scenario",
     "generate",
@@ -47,7 +55,21 @@ RATIO_SCHEDULER_NAME = "reference-ratio"
 SCHEDULER_NAMES = (SCHEDULER_NAME, BINPACK_SCHEDULER_NAME, RATIO_SCHEDULER_NAME)
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 #: PriorityClasses the scenarios use (created once per cluster): name -> value.
-PRIORITY_CLASSES = {"parity-low": -10, "parity-mid": 100, "parity-high": 1000}
+PRIORITY_CLASSES = {
+    "parity-low": -10,
+    "parity-mid": 100,
+    "parity-high": 1000,
+    "parity-high-never": 1000,
+}
+#: The classes with ``preemptionPolicy: Never`` (copied into the pods that name them).
+NON_PREEMPTING_CLASSES = frozenset({"parity-high-never"})
+#: A pod with this ``metadata.namespace`` runs in the scenario's second namespace; pods without
+#: one run in its own. Affinity terms name namespaces by these logical names too.
+OWN_NAMESPACE = "own"
+OTHER_NAMESPACE = "other"
+#: The label that tells a scenario's two namespaces apart (for ``namespaceSelector``).
+TEAM_LABEL = "parity.kubesched.io/team"
+NAMESPACE_TEAMS = {OWN_NAMESPACE: "blue", OTHER_NAMESPACE: "green"}
 #: A RuntimeClass with a pod overhead (created once per cluster): its admission plugin copies
 #: the overhead into the pods that name it.
 RUNTIME_CLASS = {
@@ -98,6 +120,11 @@ POD_HUGEPAGES = ["128Mi", "512Mi"]
 #: above what the containers ask for (the apiserver's rule).
 _MILLI = {"100m": 100, "250m": 250, "500m": 500, "1": 1000, "1500m": 1500, "2": 2000, "3": 3000}
 _MIB = {"64Mi": 64, "256Mi": 256, "512Mi": 512, "1Gi": 1024, "2Gi": 2048, "6Gi": 6144}
+#: Pod labels the workloads, spread constraints and (anti-)affinity terms select by.
+APPS = ["web", "db", "cache"]
+VERSIONS = ["v1", "v2"]
+#: Owner references need a uid; nothing checks it (the scheduler finds owners by name).
+OWNER_UID = "00000000-0000-4000-8000-000000000001"
 HOST_PORTS = [80, 8080]
 PROTOCOLS = ["TCP", "TCP", "UDP", "SCTP"]
 HOST_IPS = ["", "", "127.0.0.1", "10.1.2.3"]
@@ -111,6 +138,9 @@ class Scenario:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     bound_pods: list[dict[str, Any]] = field(default_factory=list)
     pods: list[dict[str, Any]] = field(default_factory=list)
+    #: Workload objects the plugins consult (Services, ReplicaSets, PodDisruptionBudgets),
+    #: created first; a PodDisruptionBudget's ``status`` is written after it is created.
+    objects: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def node_names(self) -> list[str]:
@@ -124,7 +154,7 @@ class Scenario:
         return len(yaml.safe_dump(self.manifests(), sort_keys=True))
 
     def manifests(self) -> list[dict[str, Any]]:
-        return [*self.nodes, *self.bound_pods, *self.pods]
+        return [*self.objects, *self.nodes, *self.bound_pods, *self.pods]
 
     def to_yaml(self) -> str:
         """The manifests as one multi-document YAML file, in creation order."""
@@ -140,11 +170,23 @@ def generate(seed: int, index: int) -> Scenario:
     rng = random.Random(f"kubesched-parity:{seed}:{index}")
     nodes = [_node(rng, f"node-{i}") for i in range(rng.randint(2, 8))]
     names = [n["metadata"]["name"] for n in nodes]
-    bound = [_bound_pod(rng, f"bound-{i}", rng.choice(names)) for i in range(rng.randint(0, 4))]
-    pods = [_pod(rng, f"pod-{i}", names) for i in range(rng.randint(1, 8))]
-    # Created one at a time in this order; the highest priority first, as PrioritySort pops them.
-    pods.sort(key=lambda p: -PRIORITY_CLASSES.get(p["spec"].get("priorityClassName", ""), 0))
-    return Scenario(f"{seed}-{index}", nodes, bound, pods)
+    objects = _workload_objects(rng)
+    owned = {
+        o["spec"]["selector"]["matchLabels"]["app"] for o in objects if o["kind"] == "ReplicaSet"
+    }
+    bound = [
+        _bound_pod(rng, f"bound-{i}", rng.choice(names), owned) for i in range(rng.randint(0, 6))
+    ]
+    _one_holder_per_host_port(bound)
+    # Half the scenarios run replicas of one workload beside the other pods: the same labels,
+    # owner and (anti-)affinity or spreading, so that the pods' terms select one another.
+    replica = _replica_template(rng, owned) if _pick(rng, 0.6) else None
+    pods = [_pod(rng, f"pod-{i}", names, owned, replica) for i in range(rng.randint(1, 8))]
+    # Created one at a time in this order: mostly the highest priority first, as PrioritySort
+    # would pop them; otherwise as generated, so that a pod may preempt one created before it.
+    if _pick(rng, 0.6):
+        pods.sort(key=lambda p: -PRIORITY_CLASSES.get(p["spec"].get("priorityClassName", ""), 0))
+    return Scenario(f"{seed}-{index}", nodes, bound, pods, objects)
 
 
 def _pick(rng: random.Random, probability: float) -> bool:
@@ -250,16 +292,56 @@ def _container(rng: random.Random, name: str, ports: set[tuple[str, str, int]]) 
     return container
 
 
-def _bound_pod(rng: random.Random, name: str, node: str) -> dict[str, Any]:
+def _bound_pod(rng: random.Random, name: str, node: str, owned: set[str]) -> dict[str, Any]:
     ports: set[tuple[str, str, int]] = set()
     containers = [_container(rng, f"app-{i}", ports) for i in range(rng.choice([1, 1, 2]))]
     spec: dict[str, Any] = {"nodeName": node, "containers": containers}
     if _pick(rng, 0.1):
         spec["resources"] = _pod_level_resources(rng, containers)
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+    metadata: dict[str, Any] = {"name": name}
+    labels = _pod_labels(rng)
+    if _pick(rng, 0.2):
+        metadata["namespace"] = OTHER_NAMESPACE
+    elif labels.get("app") in owned and _pick(rng, 0.7):
+        metadata["ownerReferences"] = [_owner(labels["app"])]
+    if labels:
+        metadata["labels"] = labels
+    if _pick(rng, 0.3):
+        spec["affinity"] = _pod_affinity(rng, labels)
+    if _pick(rng, 0.6):
+        # Victims of preemption: priorities below (and equal to) the pods to schedule.
+        spec["priorityClassName"] = rng.choice(["parity-low", "parity-low", "parity-mid"])
+    spec["terminationGracePeriodSeconds"] = 0  # no kubelet: a deleted victim goes at once
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
-def _pod(rng: random.Random, name: str, nodes: list[str]) -> dict[str, Any]:
+def _one_holder_per_host_port(bound: list[dict[str, Any]]) -> None:
+    """Take out the host ports a pod bound earlier to the same node already holds: a kubelet
+    would refuse the second pod.
+
+    Kept out besides because kube-scheduler and kubesched count such a node differently:
+    kube-scheduler's NodeInfo keeps used host ports as a set, so removing one of two holders
+    (preemption's dry run, or the victim's deletion) frees the port for it, while kubesched's
+    NodeInfo counts holders (``core/kubesched/nodeinfo.py``) and keeps it in use.
+    """
+    held: dict[str, set[tuple[str, int]]] = {}
+    for pod in bound:
+        taken = held.setdefault(pod["spec"]["nodeName"], set())
+        for container in pod["spec"]["containers"]:
+            ports = [(p.get("protocol", "TCP"), p["hostPort"]) for p in container.get("ports", ())]
+            if any(port in taken for port in ports):
+                del container["ports"]
+            else:
+                taken.update(ports)
+
+
+def _pod(
+    rng: random.Random,
+    name: str,
+    nodes: list[str],
+    owned: set[str],
+    replica: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     ports: set[tuple[str, str, int]] = set()
     containers = [_container(rng, f"app-{i}", ports) for i in range(rng.choice([1, 1, 1, 2]))]
     spec: dict[str, Any] = {"schedulerName": rng.choices(SCHEDULER_NAMES, weights=(6, 2, 2))[0]}
@@ -289,16 +371,248 @@ def _pod(rng: random.Random, name: str, nodes: list[str]) -> dict[str, Any]:
         ]
     if affinity:
         spec["affinity"] = {"nodeAffinity": affinity}
+    metadata: dict[str, Any] = {"name": name}
+    labels = _pod_labels(rng)
+    if labels.get("app") in owned and _pick(rng, 0.7):
+        metadata["ownerReferences"] = [_owner(labels["app"])]
+    if _pick(rng, 0.25):
+        spec.setdefault("affinity", {}).update(_pod_affinity(rng, labels))
+    if _pick(rng, 0.25):
+        spec["topologySpreadConstraints"] = _spread_constraints(rng, labels)
+    if replica is not None and _pick(rng, 0.7):
+        labels = {**labels, **replica["labels"]}
+        metadata.pop("ownerReferences", None)
+        if "owner" in replica:
+            metadata["ownerReferences"] = [replica["owner"]]
+        if "affinity" in replica:
+            spec.setdefault("affinity", {}).update(copy.deepcopy(replica["affinity"]))
+        if "spread" in replica:
+            spec["topologySpreadConstraints"] = copy.deepcopy(replica["spread"])
+    if labels:
+        metadata["labels"] = labels
     tolerations = [_toleration(rng) for _ in range(rng.choice([0, 0, 1, 1, 2, 3]))]
     if tolerations:
         spec["tolerations"] = tolerations
-    if _pick(rng, 0.4):
+    if _pick(rng, 0.5):
         spec["priorityClassName"] = rng.choice(sorted(PRIORITY_CLASSES))
     if _pick(rng, 0.05):
         spec["runtimeClassName"] = RUNTIME_CLASS["metadata"]["name"]
     if _pick(rng, 0.04):
         spec["schedulingGates"] = [{"name": "example.com/hold"}]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+    spec["terminationGracePeriodSeconds"] = 0
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+# -- workloads: labels, owners, spreading, pod (anti-)affinity ----------------------------------
+
+
+def _pod_labels(rng: random.Random) -> dict[str, str]:
+    labels = {}
+    if _pick(rng, 0.7):
+        labels["app"] = rng.choice(APPS)
+    if _pick(rng, 0.3):
+        labels["version"] = rng.choice(VERSIONS)
+    return labels
+
+
+def _owner(app: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "name": f"{app}-rs",
+        "uid": OWNER_UID,
+        "controller": True,
+    }
+
+
+def _workload_objects(rng: random.Random) -> list[dict[str, Any]]:
+    """ReplicaSets and Services (whose selectors the default spreading uses) and
+    PodDisruptionBudgets (which preemption respects), all in the scenario's own namespace."""
+    objects: list[dict[str, Any]] = []
+    for app in APPS:
+        if _pick(rng, 0.3):
+            objects.append(
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "metadata": {"name": f"{app}-rs"},
+                    "spec": {
+                        "replicas": 0,  # no controller runs: it only lends its selector
+                        "selector": {"matchLabels": {"app": app}},
+                        "template": {
+                            "metadata": {"labels": {"app": app}},
+                            "spec": {"containers": [{"name": "app", "image": "busybox:1.36"}]},
+                        },
+                    },
+                }
+            )
+        if _pick(rng, 0.2):
+            objects.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Service",
+                    "metadata": {"name": app},
+                    "spec": {
+                        "clusterIP": "None",
+                        "selector": {"app": app},
+                        "ports": [{"port": 80}],
+                    },
+                }
+            )
+    for i in range(rng.choice([0, 0, 1, 1, 2])):
+        spec: dict[str, Any] = {"selector": _label_selector(rng, allow_nil=False)}
+        if _pick(rng, 0.5):
+            spec["maxUnavailable"] = 1
+        else:
+            spec["minAvailable"] = rng.choice([1, 2])
+        allowed = rng.choice([0, 0, 1])
+        objects.append(
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": f"pdb-{i}"},
+                "spec": spec,
+                # No disruption controller runs: the runner writes this status as it is.
+                "status": {
+                    "disruptionsAllowed": allowed,
+                    "currentHealthy": 2,
+                    "desiredHealthy": 2 - allowed,
+                    "expectedPods": 2,
+                },
+            }
+        )
+    return objects
+
+
+def _label_selector(rng: random.Random, *, allow_nil: bool = True) -> dict[str, Any] | None:
+    """A pod label selector: mostly one app, sometimes expressions; rarely nil (selects none)."""
+    if allow_nil and _pick(rng, 0.04):
+        return None
+    if _pick(rng, 0.8):
+        return {"matchLabels": {"app": rng.choice(APPS)}}
+    operator = rng.choice(["In", "NotIn", "Exists", "DoesNotExist"])
+    expression: dict[str, Any] = {
+        "key": rng.choice(["app", "app", "version"]),
+        "operator": operator,
+    }
+    if operator in ("In", "NotIn"):
+        vocabulary = APPS if expression["key"] == "app" else VERSIONS
+        expression["values"] = rng.sample(vocabulary, rng.randint(1, 2))
+    return {"matchExpressions": [expression]}
+
+
+def _spread_constraints(
+    rng: random.Random, labels: Mapping[str, str], *, own_app: bool = False
+) -> list[dict[str, Any]]:
+    constraints: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for _ in range(rng.choice([1, 1, 2])):
+        key = rng.choice([ZONE, ZONE, HOSTNAME_LABEL, HOSTNAME_LABEL, "disktype"])
+        # Replicas spread mostly as a hard rule, which is what rejects nodes.
+        when = "DoNotSchedule" if _pick(rng, 0.7 if own_app else 0.5) else "ScheduleAnyway"
+        if (key, when) in seen:  # the apiserver refuses a duplicate pair
+            continue
+        seen.add((key, when))
+        constraint: dict[str, Any] = {
+            "maxSkew": rng.choice([1, 1, 1, 2, 3]),
+            "topologyKey": key,
+            "whenUnsatisfiable": when,
+        }
+        if (own_app or _pick(rng, 0.6)) and "app" in labels:
+            selector: dict[str, Any] | None = {"matchLabels": {"app": labels["app"]}}
+        else:
+            selector = _label_selector(rng)
+        if selector is not None:
+            constraint["labelSelector"] = selector
+            if _pick(rng, 0.2) and "version" not in str(selector):
+                constraint["matchLabelKeys"] = ["version"]
+        if when == "DoNotSchedule" and _pick(rng, 0.25):
+            constraint["minDomains"] = rng.choice([2, 3, 4])
+        if _pick(rng, 0.25):
+            constraint["nodeAffinityPolicy"] = rng.choice(["Honor", "Ignore"])
+        if _pick(rng, 0.25):
+            constraint["nodeTaintsPolicy"] = rng.choice(["Honor", "Ignore"])
+        constraints.append(constraint)
+    return constraints
+
+
+def _affinity_term(
+    rng: random.Random, labels: Mapping[str, str], *, key: str | None = None
+) -> dict[str, Any]:
+    term: dict[str, Any] = {"topologyKey": key or rng.choice([HOSTNAME_LABEL, ZONE, ZONE])}
+    if _pick(rng, 0.5) and "app" in labels:
+        selector: dict[str, Any] | None = {"matchLabels": {"app": labels["app"]}}
+    else:
+        selector = _label_selector(rng)
+    if selector is not None:
+        term["labelSelector"] = selector
+    where = rng.random()
+    if where < 0.12:
+        term["namespaces"] = rng.choice([[OTHER_NAMESPACE], [OWN_NAMESPACE, OTHER_NAMESPACE]])
+    elif where < 0.24:
+        team = rng.choice(sorted(NAMESPACE_TEAMS.values()))
+        term["namespaceSelector"] = {"matchLabels": {TEAM_LABEL: team}}
+    elif where < 0.28:
+        term["namespaceSelector"] = {}  # every namespace
+    return term
+
+
+def _pod_affinity(rng: random.Random, labels: Mapping[str, str]) -> dict[str, Any]:
+    """Pod affinity and/or anti-affinity, required and/or preferred."""
+    affinity: dict[str, Any] = {}
+    while not affinity:
+        for kind in ("podAffinity", "podAntiAffinity"):
+            terms: dict[str, Any] = {}
+            if _pick(rng, 0.3):
+                terms["requiredDuringSchedulingIgnoredDuringExecution"] = [
+                    _affinity_term(rng, labels) for _ in range(rng.choice([1, 1, 2]))
+                ]
+            if _pick(rng, 0.3):
+                terms["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                    {"weight": rng.randint(1, 100), "podAffinityTerm": _affinity_term(rng, labels)}
+                    for _ in range(rng.choice([1, 1, 2]))
+                ]
+            if terms:
+                affinity[kind] = terms
+    return affinity
+
+
+def _replica_template(rng: random.Random, owned: set[str]) -> dict[str, Any]:
+    """What the replicas of one workload share: labels, the owner, and one of hostname
+    anti-affinity, zone affinity, spreading, or a preference."""
+    app = rng.choice(APPS)
+    labels = {"app": app}
+    template: dict[str, Any] = {"labels": labels}
+    if app in owned and _pick(rng, 0.8):
+        template["owner"] = _owner(app)
+    shape = rng.choice(
+        ["anti-hostname", "anti-hostname", "affinity-zone", "spread", "spread", "preferred"]
+    )
+    selector = {"matchLabels": {"app": app}}
+    if shape == "anti-hostname":
+        term = {"labelSelector": selector, "topologyKey": HOSTNAME_LABEL}
+        template["affinity"] = {
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+        }
+    elif shape == "affinity-zone":
+        other = {"matchLabels": {"app": rng.choice(APPS)}}
+        term = {"labelSelector": rng.choice([selector, other]), "topologyKey": ZONE}
+        template["affinity"] = {
+            "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+        }
+    elif shape == "spread":
+        template["spread"] = _spread_constraints(rng, labels, own_app=True)
+    else:
+        kind = rng.choice(["podAffinity", "podAntiAffinity"])
+        term = {"labelSelector": selector, "topologyKey": rng.choice([HOSTNAME_LABEL, ZONE])}
+        template["affinity"] = {
+            kind: {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": rng.randint(1, 100), "podAffinityTerm": term}
+                ]
+            }
+        }
+    return template
 
 
 def _pod_level_resources(rng: random.Random, containers: list[dict[str, Any]]) -> dict[str, Any]:
@@ -400,6 +714,7 @@ def renamed(scenario: Scenario, prefix: str) -> Scenario:
         [walk(n) for n in scenario.nodes],
         [walk(p) for p in scenario.bound_pods],
         [walk(p) for p in scenario.pods],
+        [walk(o) for o in scenario.objects],
     )
 
 
@@ -410,6 +725,11 @@ _REQUIRED_TERMS = (
     f"{_NODE_AFFINITY}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
 )
 _PREFERRED_TERMS = f"{_NODE_AFFINITY}.preferredDuringSchedulingIgnoredDuringExecution"
+_POD_TERMS = tuple(
+    f"spec.affinity.{kind}.{when}DuringSchedulingIgnoredDuringExecution"
+    for kind in ("podAffinity", "podAntiAffinity")
+    for when in ("required", "preferred")
+)
 
 #: What a reduction may take out of a manifest, one thing at a time: ``(path, mode)`` where the
 #: path is dotted (``*`` is any list index) and the mode is ``each`` (every entry of the list or
@@ -429,6 +749,16 @@ _REMOVABLE: tuple[tuple[str, str], ...] = (
     (_PREFERRED_TERMS, "each"),
     (f"{_PREFERRED_TERMS}.*.preference.matchExpressions", "each"),
     (f"{_PREFERRED_TERMS}.*.preference.matchFields", "whole"),
+    *((path, "whole") for path in _POD_TERMS),
+    *((path, "each") for path in _POD_TERMS),
+    ("spec.topologySpreadConstraints", "whole"),
+    ("spec.topologySpreadConstraints", "each"),
+    *(
+        (f"spec.topologySpreadConstraints.*.{key}", "whole")
+        for key in ("minDomains", "matchLabelKeys", "nodeAffinityPolicy", "nodeTaintsPolicy")
+    ),
+    ("metadata.ownerReferences", "whole"),
+    ("metadata.namespace", "whole"),
     ("spec.initContainers", "each"),
     ("spec.containers", "each"),
     ("spec.containers.*.ports", "whole"),
@@ -467,6 +797,8 @@ def reductions(scenario: Scenario, target: str) -> Iterator[Scenario]:
         )
     for i in range(len(scenario.bound_pods)):
         yield replace(scenario, bound_pods=scenario.bound_pods[:i] + scenario.bound_pods[i + 1 :])
+    for i in range(len(scenario.objects)):
+        yield replace(scenario, objects=scenario.objects[:i] + scenario.objects[i + 1 :])
     for i in range(index):
         yield replace(scenario, pods=scenario.pods[:i] + scenario.pods[i + 1 :])
     groups: tuple[tuple[str, Callable[[Scenario], list[dict[str, Any]]]], ...] = (

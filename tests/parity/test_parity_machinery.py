@@ -12,6 +12,8 @@ import yaml
 from parity_runner import (
     MESSAGE,
     NODE,
+    NOMINATED,
+    PREEMPTION,
     PROFILE,
     SCHEDULED,
     Comparison,
@@ -19,6 +21,7 @@ from parity_runner import (
     Outcome,
     ScenarioRun,
     compare,
+    in_namespaces,
     kubesched_config,
     kubesched_outcome,
     mismatch_report,
@@ -27,9 +30,13 @@ from parity_runner import (
 )
 from parity_scenarios import (
     HOSTNAME_LABEL,
+    NON_PREEMPTING_CLASSES,
+    OTHER_NAMESPACE,
+    OWN_NAMESPACE,
     PRIORITY_CLASSES,
     SCHEDULER_NAME,
     SCHEDULER_NAMES,
+    ZONE,
     Scenario,
     generate,
     reductions,
@@ -52,15 +59,21 @@ def test_a_scenario_depends_on_seed_and_index_only():
 def test_generated_scenarios_are_small_valid_and_ordered(index: int):
     scenario = generate(0, index)
     assert 2 <= len(scenario.nodes) <= 8
-    assert 0 <= len(scenario.bound_pods) <= 4
+    assert 0 <= len(scenario.bound_pods) <= 6
     assert 1 <= len(scenario.pods) <= 8
     names = scenario.node_names
     for node in scenario.nodes:
         assert node["metadata"]["labels"][HOSTNAME_LABEL] == node["metadata"]["name"]
         Node(node)  # readable
+    held: set[tuple[str, str, int]] = set()
     for pod in scenario.bound_pods:
         assert pod["spec"]["nodeName"] in names
         Pod(pod)
+        for container in pod["spec"]["containers"]:
+            for port in container.get("ports", ()):
+                key = (pod["spec"]["nodeName"], port.get("protocol", "TCP"), port["hostPort"])
+                assert key not in held  # a kubelet would refuse a second holder
+                held.add(key)
     priorities = []
     for pod in scenario.pods:
         assert pod["spec"]["schedulerName"] in SCHEDULER_NAMES
@@ -73,7 +86,47 @@ def test_generated_scenarios_are_small_valid_and_ordered(index: int):
             for p in c.get("ports", ())
         ]
         assert len(ports) == len(set(ports))  # the apiserver refuses a host port twice
-    assert priorities == sorted(priorities, reverse=True)  # PrioritySort's order
+    for obj in scenario.objects:
+        assert obj["kind"] in ("ReplicaSet", "Service", "PodDisruptionBudget")
+        assert "namespace" not in obj["metadata"]  # the scenario's own namespace
+    for pod in [*scenario.bound_pods, *scenario.pods]:
+        assert pod["metadata"].get("namespace", OWN_NAMESPACE) in (OWN_NAMESPACE, OTHER_NAMESPACE)
+        assert pod["spec"]["terminationGracePeriodSeconds"] == 0  # victims go at once
+        pairs = [(c["topologyKey"], c["whenUnsatisfiable"]) for c in _spread(pod)]
+        assert len(pairs) == len(set(pairs))  # the apiserver refuses a duplicate pair
+        for c in _spread(pod):
+            assert "minDomains" not in c or c["whenUnsatisfiable"] == "DoNotSchedule"
+            assert "matchLabelKeys" not in c or "labelSelector" in c
+
+
+def test_pods_mostly_come_in_priority_order_and_sometimes_not():
+    """PrioritySort's order, except in some scenarios so that a later pod may preempt one
+    created before it."""
+    orders = []
+    for index in range(200):
+        priorities = [
+            PRIORITY_CLASSES.get(p["spec"].get("priorityClassName", ""), 0)
+            for p in generate(0, index).pods
+        ]
+        orders.append(priorities == sorted(priorities, reverse=True))
+    assert 0.6 < sum(orders) / len(orders) < 0.95
+
+
+def _spread(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(pod["spec"].get("topologySpreadConstraints", ()))
+
+
+def _pod_terms(pod: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(kind, required or preferred, term) for every pod (anti-)affinity term."""
+    affinity = pod["spec"].get("affinity", {})
+    out = []
+    for kind in ("podAffinity", "podAntiAffinity"):
+        terms = affinity.get(kind, {})
+        for term in terms.get("requiredDuringSchedulingIgnoredDuringExecution", ()):
+            out.append((kind, "required", term))
+        for weighted in terms.get("preferredDuringSchedulingIgnoredDuringExecution", ()):
+            out.append((kind, "preferred", weighted["podAffinityTerm"]))
+    return out
 
 
 def test_scenarios_cover_every_feature_the_brief_names():
@@ -102,6 +155,41 @@ def test_scenarios_cover_every_feature_the_brief_names():
     assert any(p["spec"].get("runtimeClassName") for p in pods)
     assert any(s.bound_pods for s in scenarios)
     assert {p["spec"]["schedulerName"] for p in pods} == set(SCHEDULER_NAMES)
+    # Spreading: every field PodTopologySpread reads.
+    constraints = [c for p in pods for c in _spread(p)]
+    assert {c["topologyKey"] for c in constraints} >= {ZONE, HOSTNAME_LABEL}
+    assert {c["whenUnsatisfiable"] for c in constraints} == {"DoNotSchedule", "ScheduleAnyway"}
+    assert {c["maxSkew"] for c in constraints} == {1, 2, 3}
+    for key in ("minDomains", "matchLabelKeys"):
+        assert any(key in c for c in constraints)
+    for key in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+        assert {c.get(key) for c in constraints} == {None, "Honor", "Ignore"}
+    assert any("labelSelector" not in c for c in constraints)  # selects nothing
+    # Owners and the objects behind the default spreading, and PodDisruptionBudgets.
+    objects = [o for s in scenarios for o in s.objects]
+    assert {o["kind"] for o in objects} == {"ReplicaSet", "Service", "PodDisruptionBudget"}
+    budgets = [o for o in objects if o["kind"] == "PodDisruptionBudget"]
+    assert {b["status"]["disruptionsAllowed"] for b in budgets} == {0, 1}
+    assert any(p["metadata"].get("ownerReferences") for p in pods)
+    # Pod affinity and anti-affinity, required and preferred, across namespaces.
+    terms = [
+        t for p in [*pods, *(b for s in scenarios for b in s.bound_pods)] for t in _pod_terms(p)
+    ]
+    assert {(kind, when) for kind, when, _ in terms} == {
+        (kind, when)
+        for kind in ("podAffinity", "podAntiAffinity")
+        for when in ("required", "preferred")
+    }
+    assert {t["topologyKey"] for _, _, t in terms} == {ZONE, HOSTNAME_LABEL}
+    assert any(OTHER_NAMESPACE in t.get("namespaces", ()) for _, _, t in terms)
+    assert any(t.get("namespaceSelector") == {} for _, _, t in terms)
+    assert any(t.get("namespaceSelector", {}).get("matchLabels") for _, _, t in terms)
+    bound = [b for s in scenarios for b in s.bound_pods]
+    assert any(b["metadata"].get("namespace") == OTHER_NAMESPACE for b in bound)
+    # Priorities that make preemption worthwhile, and one that may not preempt.
+    assert {p["spec"].get("priorityClassName") for p in pods} >= set(PRIORITY_CLASSES)
+    assert any(b["spec"].get("priorityClassName") for b in bound)
+    assert NON_PREEMPTING_CLASSES <= set(PRIORITY_CLASSES)
 
 
 def _terms(pod: dict[str, Any]) -> list[dict[str, Any]]:
@@ -134,6 +222,13 @@ def test_renaming_reaches_every_reference_to_a_node_and_nothing_else():
 # -- comparison -----------------------------------------------------------------------------------
 
 
+def _preempting(
+    nominated: str, final: str | None, *victims: str, kubesched: bool = False
+) -> Outcome:
+    kind = KubeschedOutcome if kubesched else Outcome
+    return kind(message="0/2 x.", nominated=nominated, final_node=final, victims=victims)
+
+
 @pytest.mark.parametrize(
     ("reference", "kubesched", "mismatch", "node_check"),
     [
@@ -162,6 +257,12 @@ def test_renaming_reaches_every_reference_to_a_node_and_nothing_else():
         (Outcome(gated=True), KubeschedOutcome(gated=True, message="waiting"), "", ""),
         (Outcome(gated=True), KubeschedOutcome(message="0/2 y."), "gated", ""),
         (Outcome(error="no decision"), KubeschedOutcome(node="a", feasible=["a"]), "error", ""),
+        (_preempting("a", "a", "v1"), _preempting("a", "a", "v1", kubesched=True), "", ""),
+        (_preempting("a", "a", "v1"), _preempting("b", "b", "v2", kubesched=True), NOMINATED, ""),
+        (_preempting("a", "a", "v1"), _preempting("a", "a", "v2", kubesched=True), PREEMPTION, ""),
+        (_preempting("a", "a", "v1"), _preempting("a", None, "v1", kubesched=True), PREEMPTION, ""),
+        (_preempting("a", None, "v1"), _preempting("a", "a", "v1", kubesched=True), "", ""),
+        (_preempting("a", "a", "v1"), KubeschedOutcome(message="0/2 x."), NOMINATED, ""),
     ],
     ids=[
         "only-feasible-node",
@@ -174,11 +275,55 @@ def test_renaming_reaches_every_reference_to_a_node_and_nothing_else():
         "both-gated",
         "gated-vs-attempted",
         "reference-error",
+        "same-preemption",
+        "other-nominated-node",
+        "other-victims",
+        "not-bound-after-preemption",
+        "reference-not-bound-in-time",
+        "preempted-vs-not",
     ],
 )
 def test_compare(reference, kubesched, mismatch, node_check):
     result = compare("p", reference, kubesched)
     assert (result.mismatch, result.node_check) == (mismatch, node_check)
+
+
+def test_pods_land_in_the_run_namespaces_and_so_do_the_terms_naming_them():
+    pod = _pod("p")
+    pod["metadata"]["namespace"] = OTHER_NAMESPACE
+    term = {"topologyKey": HOSTNAME_LABEL, "namespaces": [OWN_NAMESPACE, OTHER_NAMESPACE]}
+    pod["spec"]["affinity"] = {
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]},
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 5, "podAffinityTerm": term}
+            ]
+        },
+    }
+    placed = in_namespaces(pod, {OWN_NAMESPACE: "ns-a", OTHER_NAMESPACE: "ns-b"})
+    assert placed["metadata"]["namespace"] == "ns-b"
+    affinity = placed["spec"]["affinity"]
+    required = affinity["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    preferred = affinity["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert required[0]["namespaces"] == ["ns-a", "ns-b"]
+    assert preferred[0]["podAffinityTerm"]["namespaces"] == ["ns-a", "ns-b"]
+    assert pod["metadata"]["namespace"] == OTHER_NAMESPACE  # the original is untouched
+    assert in_namespaces(_pod("q"), {OWN_NAMESPACE: "ns-a"})["metadata"]["namespace"] == "ns-a"
+
+
+def test_kubesched_outcome_of_a_preemption(registry: Registry):
+    nodes = [_node("n1", cpu="2"), _node("n2", cpu="2")]
+    low = _stored(_pod("low", cpu="1500m"), "u1")
+    low["spec"].update(nodeName="n1", priority=-10)
+    other = _stored(_pod("other", cpu="1800m"), "u2")
+    other["spec"].update(nodeName="n2", priority=0)
+    high = _stored(_pod("high", cpu="1"), "u3")
+    high["spec"]["priority"] = 1000
+    config = kubesched_config(registry, SCHEDULER_NAME)
+    outcome = kubesched_outcome(nodes, [low, other], high, config, registry, str)
+    assert outcome.node is None  # the first attempt preempts
+    assert outcome.message.startswith("0/2 nodes are available: 2 Insufficient cpu. preemption: ")
+    assert (outcome.nominated, outcome.final_node, outcome.victims) == ("n1", "n1", ("low",))
 
 
 # -- the kubesched side ---------------------------------------------------------------------------
@@ -223,9 +368,9 @@ def test_kubesched_outcome_message_and_gate(registry: Registry):
     too_big = _stored(_pod("big", cpu="2"), "u1")
     outcome = kubesched_outcome(nodes, [], too_big, config, registry, str)
     assert outcome.node is None
-    assert outcome.message == (
-        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were unschedulable."
-    )
+    filtered, preemption = outcome.message.split(" preemption: ")
+    assert filtered == "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were unschedulable."
+    assert preemption.startswith("0/2 nodes are available: ")  # nothing to evict
     gated = _stored(_pod("gated", cpu="1"), "u2")
     gated["spec"]["schedulingGates"] = [{"name": "hold"}]
     assert kubesched_outcome(nodes, [], gated, config, registry, str).gated
@@ -251,10 +396,23 @@ def test_pinning_turns_earlier_pods_into_bound_pods_where_the_reference_put_them
     assert small.bound_pods[0]["spec"]["nodeName"] == "node-1"
     assert "schedulerName" not in small.bound_pods[0]["spec"]
     assert small.pod_names() == ["c"]
+    # A pod that preempted is bound where it went, and its victims are gone.
+    preempting = Outcome(message="0/2 ...", nominated="node-0", final_node="node-0", victims=("a",))
+    run.comparisons[1] = _agreeing("b", preempting)
+    small = pinned(run, "c")
+    assert [p["metadata"]["name"] for p in small.bound_pods] == ["b"]
+    assert small.bound_pods[0]["spec"]["nodeName"] == "node-0"
 
 
 def _agreeing(pod: str, outcome: Outcome) -> Comparison:
-    return Comparison(pod, outcome, KubeschedOutcome(node=outcome.node, message=outcome.message))
+    kubesched = KubeschedOutcome(
+        node=outcome.node,
+        message=outcome.message,
+        nominated=outcome.nominated,
+        final_node=outcome.final_node,
+        victims=outcome.victims,
+    )
+    return Comparison(pod, outcome, kubesched)
 
 
 # -- shrinking ------------------------------------------------------------------------------------
