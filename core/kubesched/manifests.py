@@ -4,6 +4,11 @@ Multi-document YAML, ``List``/``NodeList``/``PodList`` wrappers and JSON are acc
 that are neither Node nor Pod are skipped with a warning. Any unreadable object fails the whole
 file with every problem listed (nothing is half-applied), and so does a Pod whose inter-pod
 (anti-)affinity kube-apiserver would refuse (``Pod.affinity_errors``).
+
+A Pod is read as kube-apiserver would store it: a container (or the pod, for pod-level
+resources) that sets a limit but no request for a resource requests its limit (the API's
+defaulting, ``SetDefaults_Pod``), so a manifest written by hand is scheduled as the same manifest
+applied to a cluster would be.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import yaml
 from .errors import ManifestError
 from .objects import Node, ObjectError, Pod
 
-__all__ = ["CONSULTED_KINDS", "Cluster", "load_cluster", "parse_cluster"]
+__all__ = ["CONSULTED_KINDS", "Cluster", "load_cluster", "parse_cluster", "with_api_defaults"]
 
 #: Kinds kept for plugins that consult them (through ``Handle.lister``), besides Nodes and Pods.
 CONSULTED_KINDS = frozenset(
@@ -120,7 +125,7 @@ def parse_cluster(text: str, source: str = "<cluster>") -> Cluster:
             )
             continue
         try:
-            parsed: Node | Pod = Node(obj) if kind == "Node" else Pod(obj)
+            parsed: Node | Pod = Node(obj) if kind == "Node" else Pod(with_api_defaults(obj))
         except ObjectError as exc:
             errors.append(f"{source}: {where}: {exc}")
             continue
@@ -140,6 +145,51 @@ def parse_cluster(text: str, source: str = "<cluster>") -> Cluster:
     if errors:
         raise ManifestError("\n".join(errors))
     return cluster
+
+
+#: Pod-level resources the API defaults requests from limits for (PodLevelResources).
+_POD_LEVEL_DEFAULTED = ("cpu", "memory")
+
+
+def _requests_from_limits(resources: Any, only: tuple[str, ...] | None = None) -> Any:
+    """``resources`` with each limit that has no request copied into the requests; anything
+    that is not shaped as the API says is returned as it is (the parser reports it)."""
+    if not isinstance(resources, Mapping):
+        return resources
+    limits, requests = resources.get("limits"), resources.get("requests")
+    if not isinstance(limits, Mapping) or not (requests is None or isinstance(requests, Mapping)):
+        return resources
+    missing = {
+        name: value
+        for name, value in limits.items()
+        if name not in (requests or {})
+        and (only is None or name in only or str(name).startswith("hugepages-"))
+    }
+    if not missing:
+        return resources
+    return {**resources, "requests": {**(requests or {}), **missing}}
+
+
+def with_api_defaults(pod: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``pod`` as kube-apiserver would store it, as far as scheduling reads it: requests
+    defaulted from limits for every container, init container and the pod-level resources.
+    The input is not changed."""
+    spec = pod.get("spec")
+    if not isinstance(spec, Mapping):
+        return pod
+    changed = dict(spec)
+    for field_name in ("containers", "initContainers"):
+        containers = spec.get(field_name)
+        if isinstance(containers, list):
+            changed[field_name] = [
+                {**c, "resources": _requests_from_limits(c["resources"])}
+                if isinstance(c, Mapping) and "resources" in c
+                else c
+                for c in containers
+            ]
+    if "resources" in spec:
+        changed["resources"] = _requests_from_limits(spec["resources"], _POD_LEVEL_DEFAULTED)
+    return {**pod, "spec": changed}
 
 
 def load_cluster(path: str | os.PathLike[str]) -> Cluster:

@@ -274,3 +274,81 @@ def test_unreadable_files(tmp_path: Path, make, message: str) -> None:
     with pytest.raises(ManifestError) as caught:
         load_cluster(path)
     assert str(caught.value) == f"{path}: {message}"
+
+
+def _pod_with(**spec: Any) -> str:
+    manifest = make_pod("p").manifest()
+    manifest["spec"].update(spec)
+    return yaml.safe_dump(manifest)
+
+
+REQUESTS_FROM_LIMITS = [
+    (
+        "limit-only-becomes-request",
+        {"containers": [{"name": "c", "resources": {"limits": {"cpu": "2", "memory": "1Gi"}}}]},
+        {"cpu": 2000, "memory": 2**30},
+    ),
+    (
+        "an-explicit-request-stays",
+        {
+            "containers": [
+                {
+                    "name": "c",
+                    "resources": {"limits": {"cpu": "2"}, "requests": {"cpu": "500m"}},
+                }
+            ]
+        },
+        {"cpu": 500},
+    ),
+    (
+        "init-containers-too",
+        {
+            "containers": [{"name": "c"}],
+            "initContainers": [{"name": "i", "resources": {"limits": {"cpu": "3"}}}],
+        },
+        {"cpu": 3000},
+    ),
+    (
+        "pod-level-cpu-and-memory",
+        {
+            "containers": [{"name": "c"}],
+            "resources": {"limits": {"cpu": "4", "memory": "2Gi"}},
+        },
+        {"cpu": 4000, "memory": 2 * 2**30},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("spec", "requests"),
+    [c[1:] for c in REQUESTS_FROM_LIMITS],
+    ids=[c[0] for c in REQUESTS_FROM_LIMITS],
+)
+def test_a_pod_is_read_as_the_apiserver_stores_it(
+    spec: dict[str, Any], requests: dict[str, int]
+) -> None:
+    """kube-apiserver defaults a request from the limit of the same resource; a hand-written
+    file is scheduled as the same manifest applied to a cluster would be."""
+    from kubesched import pod_requests
+
+    (pod,) = parse_cluster(_pod_with(**spec)).pods
+    assert pod_requests(pod) == requests
+
+
+def test_defaulting_leaves_the_input_alone_and_malformed_resources_to_the_parser() -> None:
+    from kubesched.manifests import with_api_defaults
+
+    manifest = {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1"}}}]}}
+    defaulted = with_api_defaults(manifest)
+    assert defaulted["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "1"}
+    assert "requests" not in manifest["spec"]["containers"][0]["resources"]
+    # Limits the scheduler never reads: left as they are, no requests made up from them.
+    odd_limits = _pod_with(containers=[{"name": "c", "resources": {"limits": "lots"}}])
+    (pod,) = parse_cluster(odd_limits).pods
+    assert pod.containers[0].requests == {}
+    # Malformed requests next to limits: not merged into, reported by the parser.
+    broken = _pod_with(
+        containers=[{"name": "c", "resources": {"limits": {"cpu": "1"}, "requests": "x"}}]
+    )
+    with pytest.raises(ManifestError, match=r"spec\.containers\[0\]\.resources\.requests"):
+        parse_cluster(broken)
