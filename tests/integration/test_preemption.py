@@ -176,6 +176,12 @@ def test_a_pod_that_fits_only_by_preemption_evicts_its_victim_and_is_bound(
         SCHEDULER,
     )
     assert event.regarding.uid == victim_events[0][1].metadata.uid
+    # kube's Eventf(victim, preemptor, ...): the preemptor is the related object.
+    assert (event.related.kind, event.related.name, event.related.uid) == (
+        "Pod",
+        "preemptor",
+        preemptor.metadata.uid,
+    )
     failed = [
         e.note
         for e in events.list_namespaced_event(namespace).items
@@ -261,5 +267,6 @@ def test_the_kubernetes_backends_preemption_calls(core_v1, namespace, client_for
         assert [(e.reason, e.action, e.note, e.reporting_controller) for e in events] == [
             ("Preempted", "Preempting", "Preempted by pod u on node n", SCHEDULER)
         ]
+        assert (events[0].related.name, events[0].related.uid) == (bound.name, bound.uid)
     finally:
         backend.stop()
