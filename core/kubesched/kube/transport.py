@@ -1,9 +1,13 @@
-"""Raw JSON requests to the apiserver over the official client's connection and auth.
+"""Raw JSON requests to the apiserver with the official client's configuration and auth.
 
 The client's generated API methods validate every argument and build model objects for every
-response (DESIGN.md §6); the scheduler needs neither, so it sends JSON and reads JSON through the
-client's ``ApiClient`` (which still handles TLS, tokens, client certificates and proxies). A
-token bucket enforces ``clientConnection.qps``/``burst`` like client-go's rate limiter.
+response (DESIGN.md §6); the scheduler needs neither, so it sends JSON and reads JSON. Short
+requests (Bindings, status patches, events, lists) go through :mod:`.http_client`, a keep-alive
+HTTP/1.1 client four times cheaper in CPU than the official stack, with the TLS settings and
+credentials of the client's ``Configuration`` (tokens are read per request, so a refreshed or
+rotated token is used at once). Watches, and every request when the configuration asks for a
+proxy or other things that client does not do, go through the client's ``ApiClient``. A token
+bucket enforces ``clientConnection.qps``/``burst`` like client-go's rate limiter.
 """
 
 from __future__ import annotations
@@ -13,10 +17,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
+
+from .http_client import ConnectionPool, HttpError, pool_for
 
 __all__ = ["NOT_SENT", "ApiError", "TokenBucket", "Transport"]
 
@@ -58,12 +65,21 @@ class TokenBucket:
 
 
 def _error_from(exc: ApiException) -> ApiError:
-    body = exc.body.decode() if isinstance(exc.body, bytes) else (exc.body or "")
+    return _error_from_answer(exc.status or 0, str(exc.reason or ""), exc.body)
+
+
+def _error_from_answer(status: int, reason: str, body: bytes | str | None) -> ApiError:
+    """The ``ApiError`` of a non-2xx answer: the reason and message of its ``Status`` body."""
+    text = body.decode(errors="replace") if isinstance(body, bytes) else (body or "")
     try:
-        status = json.loads(body)
-        return ApiError(exc.status or 0, status.get("reason", ""), status.get("message", body))
+        answer = json.loads(text)
+        return ApiError(status, answer.get("reason", ""), answer.get("message", text))
     except (ValueError, AttributeError):
-        return ApiError(exc.status or 0, str(exc.reason or ""), body or str(exc))
+        return ApiError(status, reason, text or f"HTTP {status}")
+
+
+#: Characters left as they are in a request path (RFC 3986 pchar and "/").
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
 
 
 class Transport:
@@ -76,6 +92,23 @@ class Transport:
         self.limiter = TokenBucket(qps, burst)
         self.timeout = timeout
         self._auth = list(api_client.configuration.auth_settings())
+        configuration = api_client.configuration
+        #: Short requests' connections; ``None``: everything goes through ``api_client``.
+        self.pool: ConnectionPool | None = pool_for(
+            configuration, configuration.connection_pool_maxsize or 32
+        )
+        if self.pool is not None:
+            self.pool.default_headers.update(api_client.default_headers)  # User-Agent
+            self.pool.default_headers["Accept"] = "application/json"
+
+    def _headers(self, body: bytes, content_type: str) -> dict[str, str]:
+        """Content type and credentials of one request (the token is read each time: the
+        configuration's refresh hook renews expiring ones)."""
+        headers = {"Content-Type": content_type} if body else {}
+        for setting in self.api_client.configuration.auth_settings().values():
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[setting["key"]] = setting["value"]
+        return headers
 
     def _send(
         self,
@@ -127,9 +160,35 @@ class Transport:
         """Send and decode the JSON answer (``None`` for an empty body). ``guard`` is asked
         right before sending; when it says False nothing is sent (``ApiError``, reason
         :data:`NOT_SENT`)."""
-        response = self._send(method, path, query, body, content_type, timeout, guard)
-        data = response.read()
-        return json.loads(data) if data else None
+        if self.pool is None:
+            response = self._send(method, path, query, body, content_type, timeout, guard)
+            data = response.read()
+            return json.loads(data) if data else None
+        self.limiter.take()
+        if guard is not None and not guard():
+            raise ApiError(0, NOT_SENT, f"{method} {path}: not sent: no longer allowed to write")
+        target = quote(path, safe=_PATH_SAFE)
+        if query:
+            target += "?" + urlencode(list(query))
+        payload = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
+        try:
+            answer = self.pool.request(
+                method,
+                target,
+                headers=self._headers(payload, content_type),
+                body=payload,
+                timeout=timeout or self.timeout,
+            )
+        except HttpError as exc:
+            raise ApiError(0, "", f"{method} {path}: {exc}") from None
+        if not 200 <= answer.status <= 299:
+            raise _error_from_answer(answer.status, answer.reason, answer.body)
+        try:
+            return json.loads(answer.body) if answer.body else None
+        except ValueError as exc:
+            raise ApiError(
+                answer.status, "", f"{method} {path}: the answer is not JSON: {exc}"
+            ) from None
 
     def stream_lines(
         self, path: str, query: Sequence[tuple[str, Any]], timeout: tuple[float, float]
@@ -153,6 +212,8 @@ class Transport:
             response.release_conn()
 
     def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
         self.api_client.close()
 
 

@@ -1,0 +1,356 @@
+"""The keep-alive HTTP/1.1 client under Transport's short requests, against a local server that
+answers the way a real one may: Content-Length or chunked bodies, ``Connection: close``, no
+body at all, an idle connection closed under the client's feet, TLS with the cluster's CA and
+with the wrong one, a server that never answers. Then Transport over it: the Status of an
+error, the token read per request, paths and queries encoded, the fallback when a proxy is
+configured. (The integration tests run the same code against kube-apiserver.)"""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes.client import ApiClient, Configuration
+
+from kubesched.kube.http_client import ConnectionPool, HttpError, pool_for
+from kubesched.kube.transport import ApiError, Transport
+
+Answer = Callable[[bytes], bytes | None]  # request bytes -> answer bytes (None: close)
+
+
+class Server:
+    """Accepts connections on 127.0.0.1 and answers each request with ``answer(request)``;
+    keeps every request it read and counts the connections it accepted."""
+
+    def __init__(self, answer: Answer, context: ssl.SSLContext | None = None) -> None:
+        self.answer = answer
+        self.context = context
+        self.requests: list[bytes] = []
+        self.connections = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                sock, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(sock,), daemon=True).start()
+
+    def _serve(self, sock: socket.socket) -> None:
+        try:
+            if self.context is not None:
+                sock = self.context.wrap_socket(sock, server_side=True)
+            self.open.append(sock)
+            buffer = b""
+            while True:
+                while b"\r\n\r\n" not in buffer:
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        return
+                    buffer += chunk
+                head, _, buffer = buffer.partition(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                while len(buffer) < length:
+                    buffer += sock.recv(65536)
+                request, buffer = head + b"\r\n\r\n" + buffer[:length], buffer[length:]
+                self.requests.append(request)
+                answer = self.answer(request)
+                if answer is None:
+                    sock.close()
+                    return
+                sock.sendall(answer)
+                if answer.startswith(b"HTTP/1.0"):  # no length: the end of the body is ours
+                    sock.close()
+                    return
+        except (OSError, ssl.SSLError):
+            return
+
+    def close_idle(self) -> None:
+        """Close every connection from the server's side (as a keep-alive timeout does)."""
+        for sock in self.open:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+                sock.close()
+            except OSError:
+                pass
+        self.open.clear()
+
+    def stop(self) -> None:
+        self.listener.close()
+        self.close_idle()
+
+
+def json_answer(body: object, status: str = "200 OK", extra: str = "") -> bytes:
+    data = json.dumps(body).encode()
+    return (
+        f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n{extra}"
+        f"Content-Length: {len(data)}\r\n\r\n"
+    ).encode() + data
+
+
+def header(request: bytes, name: str) -> str | None:
+    """A header's value in ``request`` (names compare without case, as HTTP says)."""
+    for line in request.partition(b"\r\n\r\n")[0].split(b"\r\n")[1:]:
+        key, _, value = line.decode().partition(":")
+        if key.strip().lower() == name.lower():
+            return value.strip()
+    return None
+
+
+def chunked_answer(parts: list[bytes]) -> bytes:
+    chunks = b"".join(f"{len(p):x}\r\n".encode() + p + b"\r\n" for p in parts)
+    return b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n"
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., Server]]:
+    servers: list[Server] = []
+
+    def start(answer: Answer, context: ssl.SSLContext | None = None) -> Server:
+        servers.append(Server(answer, context))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def test_content_length_answers_reuse_one_connection(serve) -> None:
+    server = serve(lambda request: json_answer({"echo": request.split(b" ")[1].decode()}))
+    pool = ConnectionPool("127.0.0.1", server.port)
+    for i in range(5):
+        answer = pool.request("GET", f"/api/v1/pods/{i}")
+        assert answer.status == 200
+        assert json.loads(answer.body) == {"echo": f"/api/v1/pods/{i}"}
+    assert server.connections == 1
+    assert pool.opened == 1
+
+
+def test_chunked_answer_is_joined_and_the_connection_kept(serve) -> None:
+    parts = [b'{"items": [', b'{"a": 1}, ' * 3000 + b'{"a": 1}', b"]}"]
+    server = serve(lambda _: chunked_answer(parts))
+    pool = ConnectionPool("127.0.0.1", server.port)
+    first = pool.request("GET", "/list")
+    second = pool.request("GET", "/list")
+    assert len(json.loads(first.body)["items"]) == 3001
+    assert second.body == first.body
+    assert server.connections == 1
+
+
+def test_connection_close_and_no_body_answers(serve) -> None:
+    answers = iter(
+        [
+            json_answer({"n": 1}, extra="Connection: close\r\n"),
+            b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n",
+            b"HTTP/1.1 204 No Content\r\n\r\n",
+            json_answer({"n": 2}),
+        ]
+    )
+    server = serve(lambda _: next(answers))
+    pool = ConnectionPool("127.0.0.1", server.port)
+    assert json.loads(pool.request("GET", "/a").body) == {"n": 1}
+    assert pool.request("DELETE", "/b").body == b""
+    assert pool.request("DELETE", "/c").body == b""  # 204 without Content-Length
+    assert json.loads(pool.request("GET", "/d").body) == {"n": 2}
+    assert server.connections == 2  # a new one after "Connection: close" only
+
+
+def test_body_framed_by_the_connection_end(serve) -> None:
+    answer = b'HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{"whole": 1}'
+    server = serve(lambda _: answer)
+    pool = ConnectionPool("127.0.0.1", server.port)
+    assert pool.request("GET", "/y").body == b'{"whole": 1}'
+    assert pool.request("GET", "/y").body == b'{"whole": 1}'
+    assert server.connections == 2  # HTTP/1.0: never kept
+
+
+def test_an_idle_connection_the_server_closed_is_replaced_once(serve) -> None:
+    server = serve(lambda _: json_answer({"ok": True}))
+    pool = ConnectionPool("127.0.0.1", server.port)
+    pool.request("POST", "/bind", body=b"{}")
+    server.close_idle()
+    answer = pool.request("POST", "/bind", body=b"{}")  # the kept connection is dead
+    assert json.loads(answer.body) == {"ok": True}
+    assert server.connections == 2
+    assert len(server.requests) == 2  # the first attempt never reached the server
+
+
+def test_a_fresh_connection_that_fails_is_not_retried(serve) -> None:
+    server = serve(lambda _: None)  # reads the request, closes without answering
+    pool = ConnectionPool("127.0.0.1", server.port)
+    with pytest.raises(HttpError):
+        pool.request("POST", "/bind", body=b"{}")
+    assert len(server.requests) == 1
+
+
+def test_a_server_that_does_not_answer_times_out_without_a_retry(serve) -> None:
+    release = threading.Event()
+
+    def slow(_: bytes) -> bytes:
+        release.wait(10)
+        return json_answer({})
+
+    server = serve(lambda _: json_answer({"first": True}))
+    pool = ConnectionPool("127.0.0.1", server.port)
+    pool.request("GET", "/warm")  # the next request goes out on a reused connection
+    server.answer = slow
+    with pytest.raises(HttpError, match="timed out"):
+        pool.request("POST", "/bind", body=b"{}", timeout=0.3)
+    release.set()
+    assert len(server.requests) == 2  # the slow request was sent once
+
+
+def test_no_connection_at_all_names_the_server() -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()
+    with pytest.raises(HttpError, match=f"connecting to 127.0.0.1:{port}"):
+        ConnectionPool("127.0.0.1", port).request("GET", "/", timeout=2)
+
+
+def test_malformed_answers_are_errors(serve) -> None:
+    server = serve(lambda _: b"SPDY/3 200 OK\r\n\r\n")
+    with pytest.raises(HttpError, match=r"not an HTTP/1\.x status line"):
+        ConnectionPool("127.0.0.1", server.port).request("GET", "/")
+    bad_chunk = serve(lambda _: b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+    with pytest.raises(HttpError, match="bad chunk size"):
+        ConnectionPool("127.0.0.1", bad_chunk.port).request("GET", "/")
+
+
+# -- TLS ---------------------------------------------------------------------------------------
+@pytest.fixture
+def tls(tmp_path: Path):
+    from kubesched.testing import _certs as certs  # the core env installs [testing]
+
+    ca = certs.CertificateAuthority(tmp_path / "ca")
+    serving = ca.issue_serving("server", "127.0.0.1")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(serving.cert_path, serving.key_path)
+    other = certs.CertificateAuthority(tmp_path / "other", common_name="someone-else")
+    return context, ca.cert_path, other.cert_path
+
+
+def _configuration(host: str, ca: Path | None = None, token: str = "") -> Configuration:
+    configuration = Configuration(host=host)
+    configuration.ssl_ca_cert = str(ca) if ca else None
+    if token:
+        configuration.api_key = {"authorization": token}
+        configuration.api_key_prefix = {"authorization": "Bearer"}
+    return configuration
+
+
+def test_tls_with_the_cluster_ca_and_refused_with_another(serve, tls) -> None:
+    context, ca, other_ca = tls
+    server = serve(lambda _: json_answer({"kind": "Status"}), context)
+    pool = pool_for(_configuration(f"https://127.0.0.1:{server.port}", ca))
+    assert pool is not None
+    assert json.loads(pool.request("GET", "/version").body) == {"kind": "Status"}
+    assert json.loads(pool.request("GET", "/version").body) == {"kind": "Status"}
+    assert server.connections == 1
+    wrong = pool_for(_configuration(f"https://127.0.0.1:{server.port}", other_ca))
+    assert wrong is not None
+    with pytest.raises(HttpError, match="CERTIFICATE_VERIFY_FAILED"):
+        wrong.request("GET", "/version")
+
+
+# -- Transport over the pool -------------------------------------------------------------------
+def _transport(server: Server, token: str = "") -> Transport:
+    api = ApiClient(_configuration(f"http://127.0.0.1:{server.port}", token=token))
+    transport = Transport(api, qps=0)
+    assert transport.pool is not None
+    return transport
+
+
+def test_transport_sends_json_with_the_current_token(serve) -> None:
+    server = serve(lambda _: json_answer({"kind": "Status", "status": "Success"}, "201 Created"))
+    transport = _transport(server, token="first")
+    body = {"kind": "Binding", "target": {"name": "node-1"}}
+    assert transport.request("POST", "/api/v1/namespaces/ns/pods/p/binding", body=body) == {
+        "kind": "Status",
+        "status": "Success",
+    }
+    transport.api_client.configuration.api_key["authorization"] = "second"  # token rotated
+    transport.request("GET", "/api/v1/pods", [("fieldSelector", "spec.nodeName="), ("limit", 5)])
+    first, second = server.requests
+    head, _, payload = first.partition(b"\r\n\r\n")
+    assert head.startswith(b"POST /api/v1/namespaces/ns/pods/p/binding HTTP/1.1\r\n")
+    assert header(first, "Authorization") == "Bearer first"
+    assert header(first, "Content-Type") == "application/json"
+    assert header(first, "User-Agent")
+    assert json.loads(payload) == body
+    assert second.startswith(b"GET /api/v1/pods?fieldSelector=spec.nodeName%3D&limit=5 HTTP/1.1")
+    assert header(second, "Authorization") == "Bearer second"
+    assert header(second, "Content-Type") is None  # no body
+
+
+def test_transport_error_carries_the_status_reason_and_message(serve) -> None:
+    status = {
+        "kind": "Status",
+        "status": "Failure",
+        "reason": "Conflict",
+        "message": 'pods "p" is already assigned to node "n1"',
+        "code": 409,
+    }
+    server = serve(lambda _: json_answer(status, "409 Conflict"))
+    with pytest.raises(ApiError) as raised:
+        _transport(server).request("POST", "/api/v1/namespaces/ns/pods/p/binding", body={})
+    assert (raised.value.status, raised.value.reason) == (409, "Conflict")
+    assert raised.value.message == 'pods "p" is already assigned to node "n1"'
+
+    plain = serve(lambda _: b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy")
+    with pytest.raises(ApiError) as raised:
+        _transport(plain).request("GET", "/api/v1/nodes")
+    assert (raised.value.status, raised.value.reason, raised.value.message) == (
+        503,
+        "Service Unavailable",
+        "busy",
+    )
+
+
+def test_transport_without_an_answer_is_an_api_error_naming_the_request() -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()
+    transport = Transport(ApiClient(_configuration(f"http://127.0.0.1:{port}")), qps=0)
+    with pytest.raises(ApiError, match=r"POST /api/v1/namespaces/ns/pods/p/binding: connecting"):
+        transport.request("POST", "/api/v1/namespaces/ns/pods/p/binding", body={})
+
+
+def test_transport_guard_keeps_the_request_from_being_sent(serve) -> None:
+    server = serve(lambda _: json_answer({}))
+    with pytest.raises(ApiError) as raised:
+        _transport(server).request("POST", "/bind", body={}, guard=lambda: False)
+    assert raised.value.reason == "NotSent"
+    assert server.requests == []
+
+
+def test_a_proxy_in_the_configuration_keeps_the_official_client() -> None:
+    configuration = _configuration("https://10.0.0.1:6443")
+    configuration.proxy = "http://proxy.example:3128"
+    assert pool_for(configuration) is None
+    assert Transport(ApiClient(configuration)).pool is None
+    asserted = _configuration("https://10.0.0.1:6443")
+    asserted.assert_hostname = "kubernetes.default"
+    assert pool_for(asserted) is None
+
+
+def test_a_host_with_a_path_prefix_keeps_it(serve) -> None:
+    server = serve(lambda _: json_answer({}))
+    pool = pool_for(_configuration(f"http://127.0.0.1:{server.port}/k8s/clusters/c-1/"))
+    assert pool is not None
+    pool.request("GET", "/api/v1/nodes")
+    assert server.requests[0].startswith(b"GET /k8s/clusters/c-1/api/v1/nodes HTTP/1.1\r\n")
