@@ -323,13 +323,13 @@ def test_points_without_plugins_run_inline(monkeypatch: pytest.MonkeyPatch) -> N
     from kubesched import scheduler as scheduler_module
 
     handed_over: list[str] = []
-    submit = scheduler_module._CallRunner.submit
+    run = scheduler_module._CallRunner.run
 
-    def counting(self: Any, call: Any, *args: Any) -> Any:
+    def counting(self: Any, timeout: float, call: Any, *args: Any) -> Any:
         handed_over.append(getattr(call, "__name__", "?"))
-        return submit(self, call, *args)
+        return run(self, timeout, call, *args)
 
-    monkeypatch.setattr(scheduler_module._CallRunner, "submit", counting)
+    monkeypatch.setattr(scheduler_module._CallRunner, "run", counting)
     config, registry = make_config({RECORDER: Recorder}, {"plugins": {}})
     backend = InMemoryBackend([make_node("n1").obj()], [make_pod("p").obj()])
     scheduler = Scheduler(
