@@ -189,6 +189,42 @@ def test_an_idle_connection_the_server_closed_is_replaced_once(serve) -> None:
     assert len(server.requests) == 2  # the first attempt never reached the server
 
 
+def test_every_idle_connection_the_server_closed_is_dropped_before_use(serve) -> None:
+    """Idle connections age together: after the server closed them all, a request neither
+    fails nor tries them one after another."""
+    server = serve(lambda _: json_answer({"ok": True}))
+    pool = ConnectionPool("127.0.0.1", server.port)
+    held = [pool._take(5.0) for _ in range(4)]  # four connections in use at once
+    for connection in held:
+        pool._give_back(connection)
+    for _ in range(500):  # the server has accepted all four
+        if len(server.open) == 4:
+            break
+        threading.Event().wait(0.01)
+    server.close_idle()
+    threading.Event().wait(0.2)  # the FINs arrive
+    assert json.loads(pool.request("POST", "/bind", body=b"{}").body) == {"ok": True}
+    assert server.connections == 5
+    assert pool.retried == 0  # nothing was sent on a closed connection
+
+
+def test_a_request_racing_the_close_is_sent_again_on_a_new_connection(serve) -> None:
+    """The server closes the connection as the request goes out: one more try, on a new
+    connection, never on another idle one."""
+    answers = iter([json_answer({"n": 1}), json_answer({"n": 1}), None, json_answer({"n": 2})])
+    server = serve(lambda _: next(answers))
+    pool = ConnectionPool("127.0.0.1", server.port)
+    first, second = pool._take(5.0), pool._take(5.0)
+    for connection in (first, second):
+        connection.exchange(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", "GET")
+        pool._give_back(connection)
+    # The next request reads nothing back on the first connection it takes (closed by the
+    # server once it has read the request) and goes again on a new one.
+    assert json.loads(pool.request("GET", "/again").body) == {"n": 2}
+    assert server.connections == 3
+    assert pool.retried == 1
+
+
 def test_a_fresh_connection_that_fails_is_not_retried(serve) -> None:
     server = serve(lambda _: None)  # reads the request, closes without answering
     pool = ConnectionPool("127.0.0.1", server.port)

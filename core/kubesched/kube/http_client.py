@@ -11,6 +11,7 @@ the connection's end. Watches, proxies and anything unusual stay on the official
 
 from __future__ import annotations
 
+import select
 import socket
 import ssl
 import threading
@@ -57,6 +58,13 @@ class _Connection:
             self.sock.close()
         except OSError:
             pass
+
+    def dropped(self) -> bool:
+        """Whether the server has closed (or written to) this idle connection: readable with no
+        request outstanding means an end of stream or bytes nobody asked for."""
+        poller = select.poll()
+        poller.register(self.sock, select.POLLIN | select.POLLERR | select.POLLHUP)
+        return bool(poller.poll(0))
 
     def _read_more(self) -> bytes:
         chunk = self.sock.recv(_READ_SIZE)
@@ -137,6 +145,7 @@ class ConnectionPool:
     opens one; at most ``max_idle`` are kept between requests. A request that fails on a
     connection that had served before, before any answer came, is sent once more on a new
     connection: the server may have closed the idle one (its keep-alive timeout) as we wrote.
+    An idle connection the server already closed is noticed before use and dropped.
     """
 
     def __init__(
@@ -162,7 +171,9 @@ class ConnectionPool:
         self.default_headers = dict(default_headers or {})
         self._idle: list[_Connection] = []
         self._lock = threading.Lock()
+        #: Connections opened, and requests sent a second time (after a closed kept-alive one).
         self.opened = 0
+        self.retried = 0
 
     def _open(self, timeout: float) -> _Connection:
         try:
@@ -177,12 +188,17 @@ class ConnectionPool:
         return _Connection(sock)
 
     def _take(self, timeout: float) -> _Connection:
-        with self._lock:
-            connection = self._idle.pop() if self._idle else None
-        if connection is None:
-            return self._open(timeout)
-        connection.sock.settimeout(timeout)
-        return connection
+        """An idle connection the server has not closed, or a new one."""
+        while True:
+            with self._lock:
+                connection = self._idle.pop() if self._idle else None
+            if connection is None:
+                return self._open(timeout)
+            if connection.dropped():  # closed while idle (the server's keep-alive timeout)
+                connection.close()
+                continue
+            connection.sock.settimeout(timeout)
+            return connection
 
     def _give_back(self, connection: _Connection) -> None:
         connection.reused = True
@@ -210,13 +226,15 @@ class ConnectionPool:
             lines.append(f"Content-Length: {len(body)}")
         request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
         for attempt in (1, 2):
-            connection = self._take(timeout)
+            # The second attempt always on a new connection: the other idle ones are as old.
+            connection = self._take(timeout) if attempt == 1 else self._open(timeout)
             try:
                 response, keep = connection.exchange(request, method)
             except (OSError, ValueError) as exc:
                 connection.close()
                 stale = connection.reused and not connection.answered
                 if attempt == 1 and stale and not isinstance(exc, TimeoutError):
+                    self.retried += 1
                     continue  # a kept-alive connection the server had closed: once more
                 if isinstance(exc, HttpError):
                     raise
