@@ -109,7 +109,7 @@ def test_scaffold_install_test_list_enable_simulate(env, tmp_path):
 
     env.pip_install("-e", str(plugin))
     tested = env.pytest(plugin)
-    assert re.search(r"\b13 passed\b", ok(tested)), tested.stdout
+    assert re.search(r"\b14 passed\b", ok(tested)), tested.stdout  # 13 + sign_pod
 
     listed = {p["name"]: p for p in json.loads(ok(env.kubesched("plugins", "-o", "json")))}
     assert listed["GpuTemperature"]["distribution"] == "kubesched-gpu-temperature"
