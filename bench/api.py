@@ -20,6 +20,7 @@ from typing import Any
 from .cluster import BenchCluster
 from .contenders import CONTENDERS, Running, scheduler_name, start_contender
 from .measure import PodWatch, percentile, proc_sample
+from .pinning import Placement, pin
 from .workloads import Case
 
 __all__ = ["CaseResult", "RunResult", "rotation", "run_case"]
@@ -117,6 +118,7 @@ def run_once(
     round_index: int,
     workdir: Path,
     timeout: float,
+    placement: Placement | None = None,
 ) -> RunResult:
     assert cluster.transport is not None
     pods = case.workload.pods(case.pods, scheduler_name(contender), f"{case.key}-{round_index}")
@@ -128,6 +130,8 @@ def run_once(
         if case.arrival == "backlog":
             created = cluster.create_pods(pods)
         running = start_contender(contender, cluster.control_plane, workdir, cluster.namespace)
+        if placement is not None:
+            pin(running.pid, placement.contender)
         before, api_before = proc_sample(running.pid), _cpu(api_pids)
         if case.arrival == "burst":
             created = cluster.create_pods(pods)
@@ -182,6 +186,7 @@ def run_case(
     workdir: Path,
     contenders: tuple[str, ...] = CONTENDERS,
     progress: Callable[[str], None] = print,
+    placement: Placement | None = None,
 ) -> CaseResult:
     """Every contender ``rounds`` times on ``case``, alternating."""
     result = CaseResult(
@@ -192,7 +197,7 @@ def run_case(
     cluster.delete_pods()
     for round_index in range(rounds):
         for contender in rotation(round_index, contenders):
-            run = run_once(cluster, case, contender, round_index, workdir, timeout)
+            run = run_once(cluster, case, contender, round_index, workdir, timeout, placement)
             result.runs.append(run)
             cleanup = cluster.delete_pods()
             latency = (

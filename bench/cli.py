@@ -37,6 +37,7 @@ from .api import CaseResult, RunResult, run_case
 from .cluster import APISERVER_ARGS, BenchCluster
 from .contenders import CONTENDERS, QPS, profile_check
 from .memory import MemoryResult, ProfileResult, profile_run, run_sizes
+from .pinning import pin, placement_for
 from .plugin_costs import PluginCost, run_plugin_costs
 from .report import Conditions, render, update_doc
 from .workloads import BASIC, MIXED, WORKLOADS, Case, parse_size
@@ -202,6 +203,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--plugin-nodes",
         help="node counts of the per-plugin runs (1000,5000; none with --no-memory)",
     )
+    run.add_argument(
+        "--no-pin",
+        action="store_true",
+        help="let every process share every CPU (default: the control plane and the harness on "
+        "half of them, each contender alone on the rest)",
+    )
     run.add_argument("--out", type=Path, help="Markdown file whose generated block to rewrite")
     run.add_argument("--json", type=Path, help="write every run's figures here")
     run.add_argument("--workdir", type=Path, help="keep logs and the control plane's files here")
@@ -271,14 +278,27 @@ def main(argv: list[str] | None = None) -> int:
         workdir = args.workdir or Path(tempfile.mkdtemp(prefix="kubesched-bench-"))
         found = find_binaries()
         binaries = found.directory
+        placement = None if args.no_pin else placement_for()
         with BenchCluster(found, workdir / "control-plane" if args.workdir else None) as cluster:
+            if placement is not None:
+                # The harness (its watch; the pod creator it starts) with the control plane.
+                for process in cluster.control_plane.processes():
+                    pin(process.pid, placement.control_plane)
+                pin(os.getpid(), placement.control_plane)
+            conditions.notes.append(
+                f"CPUs: {placement.describe()}."
+                if placement is not None
+                else "CPUs: every process shares every CPU (--no-pin)."
+            )
             conditions.profile_check = profile_check(
                 cluster.control_plane, found.kube_scheduler, workdir / "profile-check"
             )
             print(f"profiles: {conditions.profile_check}", flush=True)
             for case in args.cases:
                 print(f"{case.title}:", flush=True)
-                cases.append(run_case(cluster, case, rounds, workdir, args.contenders))
+                cases.append(
+                    run_case(cluster, case, rounds, workdir, args.contenders, placement=placement)
+                )
         if args.workdir is None:
             import shutil
 
