@@ -204,10 +204,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="node counts of the per-plugin runs (1000,5000; none with --no-memory)",
     )
     run.add_argument(
-        "--no-pin",
+        "--pin",
         action="store_true",
-        help="let every process share every CPU (default: the control plane and the harness on "
-        "half of them, each contender alone on the rest)",
+        help="run the control plane and the harness on half of the CPUs and each contender "
+        "alone on the rest (default: every process shares every CPU)",
     )
     run.add_argument("--out", type=Path, help="Markdown file whose generated block to rewrite")
     run.add_argument("--json", type=Path, help="write every run's figures here")
@@ -278,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         workdir = args.workdir or Path(tempfile.mkdtemp(prefix="kubesched-bench-"))
         found = find_binaries()
         binaries = found.directory
-        placement = None if args.no_pin else placement_for()
+        placement = placement_for() if args.pin else None
         with BenchCluster(found, workdir / "control-plane" if args.workdir else None) as cluster:
             if placement is not None:
                 # The harness (its watch; the pod creator it starts) with the control plane.
@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
             conditions.notes.append(
                 f"CPUs: {placement.describe()}."
                 if placement is not None
-                else "CPUs: every process shares every CPU (--no-pin)."
+                else "CPUs: every process shares every CPU (no --pin)."
             )
             conditions.profile_check = profile_check(
                 cluster.control_plane, found.kube_scheduler, workdir / "profile-check"

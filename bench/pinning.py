@@ -1,4 +1,4 @@
-"""Which CPUs each process of a benchmark runs on.
+"""Which CPUs each process of a benchmark runs on (``python -m bench run --pin``).
 
 On a small machine every contender shares its cores with kube-apiserver and etcd, so a
 contender's own CPU comes out of the apiserver's: the binding ceiling then measures how cheap the

@@ -1,0 +1,87 @@
+"""How much CPU one Binding POST costs the scheduler, by the way it is sent.
+
+    python -m bench.request_cost [--count N]
+
+Starts the benchmark's control plane, creates N unassigned pods per way and binds each from one
+thread, measuring that thread's CPU time (``time.thread_time``) and the wall time per request:
+
+1. the official client's generated method (``CoreV1Api.create_namespaced_pod_binding``, answer
+   left unparsed: the client cannot read a Binding's answer back into its model);
+2. raw JSON through the official client's ``ApiClient.call_api`` (urllib3 and ``http.client``):
+   what :class:`kubesched.kube.transport.Transport` did before it had its own connections;
+3. :class:`~kubesched.kube.transport.Transport` as ``kubesched run`` sends a Binding (its
+   keep-alive HTTP/1.1 client, :mod:`kubesched.kube.http_client`).
+
+The figures go in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kubernetes import client as k8s
+
+from kubesched.kube.transport import Transport
+
+from .cluster import BenchCluster, transport_for
+from .contenders import SCHEDULER_USER
+from .workloads import BASIC
+
+__all__ = ["main"]
+
+
+def _binding(namespace: str, name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": name, "namespace": namespace},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-0"},
+    }
+
+
+def _ways(transport: Transport, namespace: str) -> dict[str, Callable[[str], object]]:
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    core = k8s.CoreV1Api(transport.api_client)
+    official = Transport(transport.api_client, qps=0)
+    official.pool = None  # every request through ApiClient.call_api, as before
+    return {
+        "CoreV1Api.create_namespaced_pod_binding": lambda name: core.create_namespaced_pod_binding(
+            name, namespace, _binding(namespace, name), _preload_content=False
+        ).read(),
+        "raw JSON via ApiClient.call_api": lambda name: official.request(
+            "POST", f"{path}/{name}/binding", body=_binding(namespace, name)
+        ),
+        "Transport.request (keep-alive HTTP/1.1 client)": lambda name: transport.request(
+            "POST", f"{path}/{name}/binding", body=_binding(namespace, name)
+        ),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.request_cost", description=__doc__)
+    parser.add_argument("--count", type=int, default=1500, help="Bindings per way")
+    args = parser.parse_args(argv)
+    with BenchCluster() as cluster:
+        cluster.ensure_nodes(BASIC, 1)
+        transport = transport_for(cluster.control_plane.kubeconfig_for(SCHEDULER_USER), 4)
+        print(f"{'way':48} CPU µs/request  wall µs/request")
+        for index, (way, send) in enumerate(_ways(transport, cluster.namespace).items()):
+            pods = BASIC.pods(args.count, "nobody", f"way{index}")
+            cluster.create_pods(pods)
+            names = [pod["metadata"]["name"] for pod in pods]
+            send(names[0])  # connections open before the clock runs
+            cpu, wall = time.thread_time(), time.perf_counter()
+            for name in names[1:]:
+                send(name)
+            cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
+            count = len(names) - 1
+            print(f"{way:48} {cpu / count * 1e6:14.0f}  {wall / count * 1e6:15.0f}")
+            cluster.delete_pods()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
