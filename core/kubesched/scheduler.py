@@ -81,15 +81,18 @@ class _CallRunner:
         self._job: tuple[Callable[..., Any], tuple] | None = None
         self._outcome: tuple[bool, Any] = (True, None)
         self._abandoned = False
+        self._closing = False
         self._late: Callable[[Any], None] | None = None
-        threading.Thread(target=self._run, name=name, daemon=True).start()
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
 
     def _run(self) -> None:
         while True:
             self._go.acquire()
-            if self._job is None:  # closed
+            job, self._job = self._job, None
+            if job is None:  # woken by close()
                 return
-            call, args = self._job
+            call, args = job
             try:
                 outcome: tuple[bool, Any] = (True, call(*args))
             except BaseException as exc:
@@ -98,6 +101,8 @@ class _CallRunner:
                 if not self._abandoned:
                     self._outcome = outcome
                     self._done.release()
+                    if self._closing:
+                        return
                     continue
                 late = self._late
             # The caller gave up on this call: the result goes to its late handler, and this
@@ -134,8 +139,13 @@ class _CallRunner:
         raise value
 
     def close(self) -> None:
-        self._job = None
-        self._go.release()
+        """Let the thread end: at once when idle, after its current call otherwise (whose
+        outcome still reaches the caller). Safe in any state, and more than once."""
+        self._closing = True
+        try:
+            self._go.release()  # wakes an idle runner with no job
+        except RuntimeError:  # a call was handed over and not taken yet: it ends after that
+            pass
 
 
 def build_frameworks(

@@ -340,3 +340,62 @@ def test_points_without_plugins_run_inline(monkeypatch: pytest.MonkeyPatch) -> N
     scheduler.stop()
     assert backend.pod("default", "p").node_name == "n1"
     assert handed_over == ["schedule", "run_bind"]
+
+
+# -- the runner thread itself ------------------------------------------------------------------
+def test_runner_close_when_idle_ends_its_thread() -> None:
+    from kubesched.scheduler import _CallRunner
+
+    runner = _CallRunner("idle")
+    assert runner.run(1.0, lambda x: x + 1, (1,)) == 2
+    runner.close()
+    runner.close()  # twice: still no error
+    runner.thread.join(2)
+    assert not runner.thread.is_alive()
+
+
+def test_runner_closed_during_a_call_still_answers_it() -> None:
+    """Shutdown closes every runner while binding cycles may be mid-call (the deposed leader
+    of the failover test): the call's outcome reaches its caller and the thread ends after."""
+    from kubesched.scheduler import _CallRunner
+
+    runner = _CallRunner("busy")
+    started, release = threading.Event(), threading.Event()
+
+    def slow() -> str:
+        started.set()
+        release.wait(5)
+        return "bound"
+
+    results: list[str] = []
+    caller = threading.Thread(target=lambda: results.append(runner.run(5.0, slow, ())))
+    caller.start()
+    assert started.wait(2)
+    runner.close()
+    release.set()
+    caller.join(5)
+    assert results == ["bound"]
+    runner.thread.join(2)
+    assert not runner.thread.is_alive()
+
+
+def test_runner_closed_between_hand_over_and_take_runs_the_call() -> None:
+    """close() in the instant after a call is handed over and before the runner takes it:
+    no error (the hand-over already released the lock), the call runs, the thread ends."""
+    import sys
+
+    from kubesched.scheduler import _CallRunner
+
+    runner = _CallRunner("handed-over")
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1.0)  # the runner cannot take the call before close() has run
+    try:
+        runner._job = (lambda: "ran", ())
+        runner._go.release()
+        runner.close()
+    finally:
+        sys.setswitchinterval(interval)
+    assert runner._done.acquire(timeout=2)
+    assert runner._outcome == (True, "ran")
+    runner.thread.join(2)
+    assert not runner.thread.is_alive()

@@ -11,16 +11,20 @@ the connection's end. Watches, proxies and anything unusual stay on the official
 
 from __future__ import annotations
 
+import logging
 import select
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = ["ConnectionPool", "HttpError", "Response", "pool_for"]
+
+log = logging.getLogger(__name__)
 
 _HEADER_END = b"\r\n\r\n"
 _READ_SIZE = 65536
@@ -228,9 +232,19 @@ class ConnectionPool:
         for attempt in (1, 2):
             # The second attempt always on a new connection: the other idle ones are as old.
             connection = self._take(timeout) if attempt == 1 else self._open(timeout)
+            began = time.monotonic()
             try:
                 response, keep = connection.exchange(request, method)
             except (OSError, ValueError) as exc:
+                log.debug(
+                    "%s %s: %s after %.3fs (%s connection, answer %s)",
+                    method,
+                    target,
+                    exc,
+                    time.monotonic() - began,
+                    "reused" if connection.reused else "new",
+                    "begun" if connection.answered else "not begun",
+                )
                 connection.close()
                 stale = connection.reused and not connection.answered
                 if attempt == 1 and stale and not isinstance(exc, TimeoutError):
@@ -239,6 +253,10 @@ class ConnectionPool:
                 if isinstance(exc, HttpError):
                     raise
                 raise HttpError(f"{method} {target}: {type(exc).__name__}: {exc}") from exc
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug(
+                    '"%s %s" %d in %.3fs', method, target, response.status, time.monotonic() - began
+                )
             if keep:
                 self._give_back(connection)
             else:
