@@ -101,6 +101,14 @@ class Transport:
             self.pool.default_headers.update(api_client.default_headers)  # User-Agent
             self.pool.default_headers["Accept"] = "application/json"
 
+    def _admit(self, method: str, path: str, guard: Callable[[], bool] | None) -> None:
+        """Wait for the rate limiter, then ask ``guard``: checked after the limiter, which may
+        have slept, so a leader that lost its Lease meanwhile does not send what it decided
+        while it led."""
+        self.limiter.take()
+        if guard is not None and not guard():
+            raise ApiError(0, NOT_SENT, f"{method} {path}: not sent: no longer allowed to write")
+
     def _headers(self, body: bytes, content_type: str) -> dict[str, str]:
         """Content type and credentials of one request (the token is read each time: the
         configuration's refresh hook renews expiring ones)."""
@@ -120,11 +128,7 @@ class Transport:
         timeout: float | tuple[float, float] | None = None,
         guard: Callable[[], bool] | None = None,
     ) -> Any:
-        self.limiter.take()
-        # Checked after the rate limiter, which may have slept: a leader that lost its Lease
-        # meanwhile must not send what it decided while it led.
-        if guard is not None and not guard():
-            raise ApiError(0, NOT_SENT, f"{method} {path}: not sent: no longer allowed to write")
+        self._admit(method, path, guard)
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
@@ -164,9 +168,7 @@ class Transport:
             response = self._send(method, path, query, body, content_type, timeout, guard)
             data = response.read()
             return json.loads(data) if data else None
-        self.limiter.take()
-        if guard is not None and not guard():
-            raise ApiError(0, NOT_SENT, f"{method} {path}: not sent: no longer allowed to write")
+        self._admit(method, path, guard)
         target = quote(path, safe=_PATH_SAFE)
         if query:
             target += "?" + urlencode(list(query))
