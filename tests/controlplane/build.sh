@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build etcd, kube-apiserver and kube-scheduler for kubesched's integration tests.
+# Build etcd, kube-apiserver, kube-scheduler, kube-controller-manager and kubectl for kubesched's
+# integration tests.
 #
 # The binaries go to a cache outside the repository, keyed by the pinned versions:
 #   ${KUBESCHED_CONTROLPLANE_CACHE:-${XDG_CACHE_HOME:-~/.cache}/kubesched/controlplane}/k8s-vX.Y.Z-etcd-vA.B.C/
@@ -52,7 +53,7 @@ if ((print_dir)); then
     exit 0
 fi
 
-binaries=(etcd kube-apiserver kube-scheduler)
+binaries=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl)
 
 # What the binaries were built from; a change means a rebuild. This script counts without its
 # comments, so that its flags matter and its documentation does not.
@@ -141,7 +142,8 @@ build() { # build <name> <module dir> <ldflags> <package>...
 }
 
 build etcd "$etcd_mod" "-s -w" .
-build "kube-apiserver and kube-scheduler" "$kube_mod" "$k8s_ldflags" ./cmd/kube-apiserver ./cmd/kube-scheduler
+build "kube-apiserver, kube-scheduler, kube-controller-manager and kubectl" "$kube_mod" "$k8s_ldflags" \
+    ./cmd/kube-apiserver ./cmd/kube-scheduler ./cmd/kube-controller-manager ./cmd/kubectl
 
 elapsed=$((SECONDS - started))
 {
