@@ -313,3 +313,25 @@ def test_apiserver_restart_mid_run_loses_and_duplicates_no_pod(tmp_path, binarie
         finally:
             proc.terminate()
             admin.close()
+
+
+def test_every_pod_of_a_burst_has_its_scheduled_event(core_v1, namespace, nodes, kubesched):
+    """``kubectl describe pod`` after a burst shows ``Scheduled`` for every pod, as with
+    kube-scheduler: events are not capped overall, only folded per object."""
+    nodes("burst-1", labels={LABEL: "true"}, cpu="64", pods="250")
+    proc = kubesched()
+    proc.wait_ready()
+    names = [f"burst-{i}" for i in range(200)]
+    for name in names:
+        core_v1.create_namespaced_pod(namespace, pod_manifest(name))
+    events = client.EventsV1Api(core_v1.api_client)
+
+    def scheduled() -> set[str] | None:
+        seen = {
+            e.regarding.name
+            for e in events.list_namespaced_event(namespace, limit=1000).items
+            if e.reason == "Scheduled"
+        }
+        return seen if seen >= set(names) else None
+
+    wait_for(scheduled, 60, interval=0.5, what="a Scheduled event for each of 200 pods")
