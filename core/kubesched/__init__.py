@@ -4,7 +4,7 @@ The public API for plugin authors and embedders. Everything not listed in ``__al
 and may change.
 """
 
-from . import selectors
+from . import helpers, selectors
 from .backends import BindError, ClusterBackend, InMemoryBackend
 from .cycle_state import CycleState
 from .errors import (
@@ -60,6 +60,7 @@ __all__ = [
     "Toleration",
     "WaitingPod",
     "__version__",
+    "helpers",
     "hookimpl",
     "pod_requests",
     "selectors",

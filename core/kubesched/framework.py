@@ -21,6 +21,7 @@ from .cycle_state import CycleState
 from .errors import ArgsError, FieldError, KubeschedError, PluginLoadError
 from .events import ClusterEventWithHint
 from .handle import Handle
+from .helpers import MAX_NODE_SCORE, MIN_NODE_SCORE
 from .nodeinfo import NodeInfo
 from .objects import Pod
 from .registry import Registry
@@ -44,8 +45,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MAX_NODE_SCORE = 100
-MIN_NODE_SCORE = 0
 
 # -- plugin time limit of the binding cycle (scheduler.py): the (point, plugin) being run is
 # recorded in the pod's CycleState, since binding cycles run in parallel --
