@@ -1,0 +1,64 @@
+"""Rough edges a plugin author meets on the command line: help text, closed pipes, config
+mistakes reported all at once with hints, and the warnings and errors around plugins."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kubesched.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def kubesched(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kubesched", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def _subcommands() -> list[list[str]]:
+    found: list[list[str]] = [[]]
+    pending = [([], build_parser())]
+    while pending:
+        prefix, parser = pending.pop()
+        for action in parser._subparsers._group_actions if parser._subparsers else ():
+            for name, sub in action.choices.items():
+                found.append([*prefix, name])
+                pending.append(([*prefix, name], sub))
+    return sorted(found)
+
+
+@pytest.mark.parametrize("command", _subcommands(), ids=lambda c: " ".join(c) or "kubesched")
+def test_help_is_plain_text_with_a_whole_description(command):
+    result = kubesched(*command, "--help")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert "`" not in text, text  # no RST/Markdown literals
+    assert ":class:" not in text and ":func:" not in text
+    description = text.split("\n\n")[1]
+    assert not description.startswith(("positional arguments", "options")), text
+    assert description.rstrip().endswith("."), description  # a sentence, not cut off
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["plugins", "-o", "json"], id="plugins"),
+        pytest.param(["simulate", "-o", "json"], id="simulate"),
+    ],
+)
+def test_a_closed_pipe_ends_quietly_as_sigpipe_would(command):
+    # `kubesched plugins -o json | head -1`: the reader is gone before the output is written.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubesched", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err.decode() and "BrokenPipe" not in err.decode(), err.decode()
+    assert proc.returncode == 141  # 128 + SIGPIPE: what a shell shows for `yes | head -1`
