@@ -17,14 +17,13 @@ from importlib import resources
 from typing import Any, TextIO
 
 from . import __version__, explain_cli, scaffold
-from .backends.memory import InMemoryBackend
-from .config import SchedulerConfiguration, load_config
+from .config import SchedulerConfiguration
 from .errors import KubeschedError, PluginLoadError
 from .hookspecs import EXTENSION_POINTS
 from .manifests import load_cluster
 from .registry import Registry
-from .scheduler import build_frameworks
 from .simulate import SimulationResult, simulate
+from .startup import check_plugins, load_checked
 
 __all__ = ["main"]
 
@@ -56,14 +55,9 @@ def _warn_all(warnings: Iterable[str], err: TextIO) -> None:
 
 def _load(config_path: str | None, registry: Registry, err: TextIO) -> SchedulerConfiguration:
     """Config loaded, merged and validated, plugins built once to validate their args."""
-    config = load_config(config_path, registry)
+    config = load_checked(config_path, registry)
     _warn(config, err)
-    backend = InMemoryBackend()
-    from .handle import Handle
-    from .snapshot import Snapshot
-
-    snapshot = Snapshot()
-    build_frameworks(config, registry, lambda name: Handle(name, backend, lambda: snapshot))
+    check_plugins(config, registry)
     return config
 
 

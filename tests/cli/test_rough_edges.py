@@ -62,3 +62,44 @@ def test_a_closed_pipe_ends_quietly_as_sigpipe_would(command):
     _, err = proc.communicate(timeout=120)
     assert "Traceback" not in err.decode() and "BrokenPipe" not in err.decode(), err.decode()
     assert proc.returncode == 141  # 128 + SIGPIPE: what a shell shows for `yes | head -1`
+
+
+MISTAKES = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: custom-scheduler
+    plugins:
+      filter:
+        enabled:
+          - name: NodeResourceFit
+    pluginConfig:
+      - name: NodeResourcesFit
+        args:
+          scoringStrategy: {type: Bogus}
+"""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["config", "validate", "{config}"], id="config-validate"),
+        pytest.param(["simulate", "--config", "{config}"], id="simulate"),
+        pytest.param(["explain", "--config", "{config}", "test-pod"], id="explain"),
+        pytest.param(["run", "--config", "{config}"], id="run"),
+    ],
+)
+def test_every_mistake_of_a_file_in_one_run(tmp_path, command):
+    path = tmp_path / "config.yaml"
+    path.write_text(MISTAKES)
+    result = kubesched(*(part.format(config=path) for part in command))
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"error: {path}: invalid configuration (2 errors):" in result.stderr
+    assert (
+        'profiles[0].plugins.filter.enabled[0]: unknown plugin "NodeResourceFit" '
+        '(did you mean "NodeResourcesFit"?); installed: '
+    ) in result.stderr
+    assert (
+        'profiles[0].pluginConfig[0].args.scoringStrategy.type: Unsupported value: "Bogus"'
+    ) in result.stderr

@@ -8,13 +8,14 @@ point they do not implement. A plugin is imported only when the merged profile u
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 
 from ..errors import FieldError, PluginLoadError
 from ..hookspecs import EXTENSION_POINTS
 from ..registry import Registry
 from .decode import DecodedConfig, PluginEntry, ProfileSpec
-from .defaults import MULTI_POINT, default_plugin_sets
+from .defaults import DEFAULT_DISTRIBUTIONS, MULTI_POINT, default_plugin_sets
 from .merge import expand_multi_point, merge_plugins
 from .types import DEFAULT_SCHEDULER_NAME, PluginRef, Profile, SchedulerConfiguration
 
@@ -23,6 +24,15 @@ __all__ = ["build_configuration"]
 #: client-go's ``leaderelection.JitterFactor``: ``NewLeaderElector`` refuses a renewDeadline not
 #: above ``retryPeriod × JitterFactor`` (kubesched.leaderelection jitters its tries by it too).
 LEADER_ELECTION_JITTER_FACTOR = 1.2
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean "X"?)`` for the closest of ``known`` to a misspelt ``name``, else ``""``."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+    if not close:  # a case slip ("nodename") is a near miss too
+        by_case = {k.lower(): k for k in known}
+        close = [by_case[name.lower()]] if name.lower() in by_case else []
+    return f' (did you mean "{close[0]}"?)' if close else ""
 
 
 class _Resolver:
@@ -46,6 +56,16 @@ class _Resolver:
 
     def installed(self) -> str:
         return ", ".join(self.registry.names()) or "(none)"
+
+    def names(self) -> list[str]:
+        return self.registry.names()
+
+    def install_hint(self, plugin: str) -> str:
+        """`` (install <distribution>)`` when ``plugin`` is a default one that is not installed."""
+        distribution = DEFAULT_DISTRIBUTIONS.get(plugin)
+        if distribution is None or plugin in self.registry:
+            return ""
+        return f"; the default, {plugin}, is not installed: install {distribution}"
 
 
 class _ProfileBuilder:
@@ -110,10 +130,11 @@ class _ProfileBuilder:
     ) -> bool:
         """Whether an entry can run at ``key``; reports why not when the user wrote it."""
         if entry.name not in self.resolver.registry:
+            hint = did_you_mean(entry.name, self.resolver.names())
             self.errors.append(
                 FieldError(
                     entry.path,
-                    f'unknown plugin "{entry.name}"; installed: {self.resolver.installed()}',
+                    f'unknown plugin "{entry.name}"{hint}; installed: {self.resolver.installed()}',
                 )
             )
             return False
@@ -149,17 +170,19 @@ class _ProfileBuilder:
         queue_sort = [ref.name for ref in profile.plugins["queueSort"]]
         if len(queue_sort) != 1:
             got = f"{len(queue_sort)}: {', '.join(queue_sort)}" if queue_sort else "none"
+            hint = "" if queue_sort else self.resolver.install_hint("PrioritySort")
             self.errors.append(
                 FieldError(
                     f"{spec.path}.plugins.queueSort",
-                    f"exactly one queueSort plugin must be enabled, got {got}",
+                    f"exactly one queueSort plugin must be enabled, got {got}{hint}",
                 )
             )
         if not profile.plugins["bind"]:
             self.errors.append(
                 FieldError(
                     f"{spec.path}.plugins.bind",
-                    "at least one bind plugin is needed (e.g. DefaultBinder)",
+                    "at least one bind plugin is needed (e.g. DefaultBinder)"
+                    + self.resolver.install_hint("DefaultBinder"),
                 )
             )
 
@@ -179,7 +202,7 @@ class _ProfileBuilder:
             if config.name not in used:
                 self.warnings.append(
                     f'{config.path}: plugin "{config.name}" is not enabled in '
-                    f"this profile; its args are ignored"
+                    f"this profile; its args are ignored{did_you_mean(config.name, used)}"
                 )
                 continue
             profile.plugin_args[config.name] = config.args
