@@ -103,3 +103,27 @@ def test_every_mistake_of_a_file_in_one_run(tmp_path, command):
     assert (
         'profiles[0].pluginConfig[0].args.scoringStrategy.type: Unsupported value: "Bogus"'
     ) in result.stderr
+
+
+def test_a_plugin_enabled_at_only_some_of_its_points_is_a_warning(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("""\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: custom-scheduler
+    plugins:
+      multiPoint:
+        enabled: [{name: PrioritySort}, {name: DefaultBinder}]
+        disabled: [{name: "*"}]
+      filter:
+        enabled: [{name: NodeResourcesFit}]
+""")
+    result = kubesched("config", "validate", str(path))
+    assert result.returncode == 0, result.stderr
+    assert (
+        'warning: profiles[0].plugins.filter.enabled[0]: plugin "NodeResourcesFit" also '
+        "implements preFilter, preScore, score, where it is not enabled; enable it under "
+        "profiles[0].plugins.multiPoint to run it at every point it implements, or disable it "
+        "at preFilter, preScore, score if that is meant"
+    ) in result.stderr.splitlines()

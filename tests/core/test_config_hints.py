@@ -171,3 +171,60 @@ def test_default_distributions_are_the_ones_this_project_ships():
         for name in project.get("entry-points", {}).get("kubesched.plugins", {}):
             shipped[name] = project["name"]
     assert {name: shipped.get(name) for name in DEFAULT_DISTRIBUTIONS} == DEFAULT_DISTRIBUTIONS
+
+
+class Gang:
+    """Permit waits for the group; Reserve counts the members (a Permit+Reserve plugin)."""
+
+    def __init__(self, args: Mapping[str, Any], handle: Any) -> None: ...
+
+    @hookimpl
+    def reserve(self, state, pod, node_name): ...
+
+    @hookimpl
+    def unreserve(self, state, pod, node_name): ...
+
+    @hookimpl
+    def permit(self, state, pod, node_name): ...
+
+
+GANG = {**FULL, "Gang": Gang}
+
+
+@pytest.mark.parametrize(
+    ("plugins", "expected"),
+    [
+        pytest.param(
+            {"permit": {"enabled": [{"name": "Gang"}]}},
+            [
+                'profiles[0].plugins.permit.enabled[0]: plugin "Gang" also implements reserve, '
+                "where it is not enabled; enable it under profiles[0].plugins.multiPoint to run "
+                "it at every point it implements, or disable it at reserve if that is meant"
+            ],
+            id="permit-only",
+        ),
+        pytest.param(
+            {"permit": {"enabled": [{"name": "Gang"}]}, "reserve": {"enabled": [{"name": "Gang"}]}},
+            [],
+            id="every-point",
+        ),
+        pytest.param({"multiPoint": {"enabled": [{"name": "Gang"}]}}, [], id="multiPoint"),
+        pytest.param(
+            {
+                "permit": {"enabled": [{"name": "Gang"}]},
+                "reserve": {"disabled": [{"name": "Gang"}]},
+            },
+            [],
+            id="left-out-on-purpose",
+        ),
+    ],
+)
+def test_a_plugin_enabled_at_only_some_of_its_points_is_a_warning(plugins, expected):
+    loaded = parse_config(config(plugins), Registry(GANG))
+    assert [w for w in loaded.warnings if "Gang" in w] == expected
+
+
+def test_default_plugins_are_not_reported_as_partly_enabled():
+    data = config({"score": {"disabled": [{"name": "NodeResourcesFit"}]}})
+    warnings = parse_config(data, Registry(GANG)).warnings
+    assert [w for w in warnings if "also implements" in w] == []

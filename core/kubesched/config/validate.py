@@ -109,8 +109,39 @@ class _ProfileBuilder:
             index=spec.index,
         )
         self.check_points(profile, spec)
+        self.check_partly_enabled(profile, spec)
         self.plugin_config(profile, spec)
         return profile
+
+    def check_partly_enabled(self, profile: Profile, spec: ProfileSpec) -> None:
+        """Warn of a plugin the user enabled at some points but not at others it implements
+        (a Permit+Reserve plugin under ``permit`` only never reserves, nor unreserves on a
+        timeout). Points where the user disabled it by name are meant, and not reported."""
+        written: dict[str, str] = {}
+        disabled: set[tuple[str, str]] = set()
+        for key, plugin_set in spec.plugins.items():
+            disabled.update((key, name) for name in plugin_set.disabled)
+            if key != MULTI_POINT:
+                for entry in plugin_set.enabled:
+                    written.setdefault(entry.name, entry.path)
+        for name, path in written.items():
+            if (MULTI_POINT, name) in disabled:
+                continue
+            enabled = {
+                key for key, refs in profile.plugins.items() if any(r.name == name for r in refs)
+            }
+            missing = [
+                point
+                for point in self.resolver.implemented(name)
+                if point not in enabled and (point, name) not in disabled
+            ]
+            if enabled and missing:
+                points = ", ".join(missing)
+                self.warnings.append(
+                    f'{path}: plugin "{name}" also implements {points}, where it is not enabled; '
+                    f"enable it under {spec.path}.plugins.{MULTI_POINT} to run it at every point "
+                    f"it implements, or disable it at {points} if that is meant"
+                )
 
     def plugins(self, spec: ProfileSpec) -> dict[str, list[PluginRef]]:
         merged = merge_plugins(self.defaults, spec.plugins)
@@ -188,6 +219,9 @@ class _ProfileBuilder:
 
     def plugin_config(self, profile: Profile, spec: ProfileSpec) -> None:
         used = profile.plugin_names()
+        written = {
+            entry.name for plugin_set in spec.plugins.values() for entry in plugin_set.enabled
+        }
         first_path: dict[str, str] = {}
         for config in spec.plugin_config:
             if config.name in first_path:
@@ -200,6 +234,8 @@ class _ProfileBuilder:
                 continue
             first_path[config.name] = config.path.rsplit(".", 1)[-1]
             if config.name not in used:
+                if config.name in written:  # enabled, but unknown or broken: an error says so
+                    continue
                 self.warnings.append(
                     f'{config.path}: plugin "{config.name}" is not enabled in '
                     f"this profile; its args are ignored{did_you_mean(config.name, used)}"
