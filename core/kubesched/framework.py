@@ -219,7 +219,7 @@ class Framework:
         except PluginLoadError as exc:
             errors.append(FieldError(f"profiles[{index}].plugins", str(exc)))
             return
-        except Exception as exc:  # a broken factory is reported, not raised
+        except (Exception, SystemExit) as exc:  # a broken factory is reported, not raised
             errors.append(
                 FieldError(
                     args_path,

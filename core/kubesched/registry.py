@@ -41,6 +41,12 @@ HOOK_NAMES = frozenset(
 )
 
 
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r})"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
 def _hook_name_errors(plugin: Any) -> list[str]:
     """One message per ``@hookimpl`` method that implements no hook, with the nearest hook."""
     problems = []
@@ -73,7 +79,7 @@ def check_hook_names(plugin: Any, name: str, origin: str = "") -> None:
     framework would never call it. ``origin``: where the plugin comes from, for the message."""
     problems = _hook_name_errors(plugin)
     if problems:
-        where = f" ({origin})" if origin else ""
+        where = f" from {origin}" if origin else ""
         raise PluginLoadError(f'plugin "{name}"{where}: {"; ".join(problems)}')
 
 
@@ -104,6 +110,8 @@ class PluginSpec:
     _entry_point: importlib.metadata.EntryPoint | None = field(default=None, repr=False)
     _cls: type | None = field(default=None, repr=False)
     _checked: bool = field(default=False, repr=False)
+    #: The other installed distributions with an entry point of this name (an error to load).
+    _also_registered_by: list[str] = field(default_factory=list, repr=False)
 
     def load(self) -> type:
         """Import the plugin class; :class:`PluginLoadError` in one line when that fails."""
@@ -113,16 +121,22 @@ class PluginSpec:
                 self._checked = True
             return self._cls
         assert self._entry_point is not None  # a spec has a class or an entry point
+        if self._also_registered_by:
+            origins = sorted([self.origin, *self._also_registered_by])
+            raise PluginLoadError(
+                f'plugin "{self.name}" is registered by {len(origins)} distributions: '
+                f"{', '.join(origins)}; uninstall all but one of them"
+            )
         try:
             loaded = self._entry_point.load()
-        except Exception as exc:  # any import-time failure is the plugin's, not ours
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # any import-time failure is the plugin's, sys.exit too
             raise PluginLoadError(
-                f'plugin "{self.name}" from {self.distribution or "?"} {self.version} '
-                f"({self.target}) failed to import: {type(exc).__name__}: {exc}"
+                f'plugin "{self.name}" from {self.origin} failed to import: {_describe(exc)}'
             ) from exc
-        origin = f"{self.distribution or '?'} {self.version} ({self.target})"
         if isinstance(loaded, type):
-            check_hook_names(loaded, self.name, origin)
+            check_hook_names(loaded, self.name, self.origin)
         if not isinstance(loaded, type) or not extension_points_of(loaded):
             raise PluginLoadError(
                 f'plugin "{self.name}" from {self.distribution} {self.version}: entry point '
@@ -131,6 +145,11 @@ class PluginSpec:
         self._cls = loaded
         self._checked = True
         return loaded
+
+    @property
+    def origin(self) -> str:
+        """``distribution version (module:Class)``, as messages name where a plugin comes from."""
+        return f"{self.distribution or '?'} {self.version} ({self.target})"
 
     def extension_points(self) -> list[str]:
         return extension_points_of(self.load())
@@ -153,16 +172,17 @@ class Registry:
         registry = cls()
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             dist = ep.dist
-            registry._specs.setdefault(
-                ep.name,
-                PluginSpec(
-                    name=ep.name,
-                    distribution=dist.name if dist else "",
-                    version=dist.version if dist else "",
-                    target=ep.value,
-                    _entry_point=ep,
-                ),
+            spec = PluginSpec(
+                name=ep.name,
+                distribution=dist.name if dist else "",
+                version=dist.version if dist else "",
+                target=ep.value,
+                _entry_point=ep,
             )
+            first = registry._specs.setdefault(ep.name, spec)
+            if first is not spec:
+                # Which one would win depends on sys.path order: neither does.
+                first._also_registered_by.append(spec.origin)
         return registry
 
     def register(self, name: str, cls: type, distribution: str = "", version: str = "") -> None:

@@ -97,8 +97,9 @@ def test_a_profile_naming_the_plugin_is_refused_at_its_path(plugin, problem):
     }
     with pytest.raises(ConfigError) as caught:
         parse_config(data, Registry({"Typo": plugin}))
+    path = "profiles[0].plugins.multiPoint.enabled[0]"
     assert str(caught.value.errors[0]) == (
-        f'profiles[0].plugins.multiPoint.enabled[0]: plugin "Typo" ({_origin(plugin)}): {problem}'
+        f'{path}: plugin "Typo" from {_origin(plugin)}: {problem}'
     )
 
 
@@ -116,4 +117,4 @@ def test_a_profile_naming_the_plugin_is_refused_at_its_path(plugin, problem):
 def test_the_testing_harness_refuses_it_too(build, plugin, problem):
     with pytest.raises(PluginLoadError) as caught:
         build(plugin)
-    assert str(caught.value) == f'plugin "{plugin.__name__}" ({_origin(plugin)}): {problem}'
+    assert str(caught.value) == f'plugin "{plugin.__name__}" from {_origin(plugin)}: {problem}'
