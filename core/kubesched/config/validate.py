@@ -9,7 +9,7 @@ point they do not implement. A plugin is imported only when the merged profile u
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ..errors import FieldError, PluginLoadError
 from ..hookspecs import EXTENSION_POINTS
@@ -339,6 +339,7 @@ def _check_top_level(config: DecodedConfig, errors: list[FieldError]) -> None:
             )
         if election.resource_lock != "leases":
             fail("leaderElection.resourceLock", f'must be "leases", got "{election.resource_lock}"')
+    _check_unhonoured(config, fail)
     if config.client_connection.burst < 0:
         fail(
             "clientConnection.burst", f"must be non-negative, got {config.client_connection.burst}"
@@ -353,6 +354,53 @@ def _check_top_level(config: DecodedConfig, errors: list[FieldError]) -> None:
         binders += bool(extender.get("bindVerb"))
     if binders > 1:
         fail("extenders", f"only one extender can implement bind, found {binders}")
+
+
+#: What the API client speaks: JSON, always (no protobuf codec).
+JSON = "application/json"
+
+
+def _check_unhonoured(config: DecodedConfig, fail: Callable[[str, str], None]) -> None:
+    """Refuse the values kubesched would otherwise accept and not act on (docs/design.md, "The
+    configuration schema"): each is either honoured or an error, never silently ignored."""
+    connection = config.client_connection
+    if connection.content_type not in ("", JSON):
+        fail(
+            "clientConnection.contentType",
+            f'kubesched talks to the API server in JSON only: set "{JSON}" or leave it empty, '
+            f'got "{connection.content_type}"',
+        )
+    accepted = [t.strip() for t in connection.accept_content_types.split(",") if t.strip()]
+    if any(t != JSON for t in accepted):
+        fail(
+            "clientConnection.acceptContentTypes",
+            f'kubesched accepts JSON only from the API server: set "{JSON}" or leave it empty, '
+            f'got "{connection.accept_content_types}"',
+        )
+    for key, why in (
+        ("enableProfiling", "kubesched serves no /debug/pprof endpoints"),
+        ("enableContentionProfiling", "kubesched serves no /debug/pprof endpoints"),
+        (
+            "delayCacheUntilActive",
+            "a kubesched standby always fills its cache, to take over at once",
+        ),
+    ):
+        if config.extra.get(key) is True:
+            fail(key, f"true is not supported ({why}); set it to false or remove it")
+    for key in ("healthzBindAddress", "metricsBindAddress"):
+        address = config.extra.get(key)
+        if address and not _port_zero(address):
+            # kube-scheduler's v1beta2 rule: the fields are deprecated and must be unused.
+            fail(
+                key,
+                f'must be empty or with an explicit 0 port, got "{address}" (kubesched run '
+                "serves health and metrics at --bind-address and --port)",
+            )
+
+
+def _port_zero(address: str) -> bool:
+    _, sep, port = address.rpartition(":")
+    return bool(sep) and port == "0"
 
 
 def build_configuration(
