@@ -164,3 +164,27 @@ def test_parallelism_bounds_the_binding_cycles_in_flight(parallelism):
         scheduler.stop()
     assert Gate.most == parallelism
     assert all(pod.node_name == "n1" for pod in backend.pods.values())
+
+
+def test_a_weight_where_none_is_used_is_a_warning():
+    data = {
+        "apiVersion": V1,
+        "kind": KIND,
+        "profiles": [
+            {
+                "schedulerName": "s",
+                "plugins": {
+                    "queueSort": {
+                        "enabled": [{"name": "PrioritySort", "weight": 5}],
+                        "disabled": [{"name": "*"}],
+                    },
+                    "multiPoint": {"enabled": [{"name": "DefaultBinder", "weight": 3}]},
+                },
+            }
+        ],
+    }
+    warnings = parse_config(data, REGISTRY).warnings
+    assert [w for w in warnings if "weight" in w] == [
+        "profiles[0].plugins.queueSort.enabled[0].weight: only score and multiPoint weights "
+        "are used; the weight at queueSort is ignored (kube-scheduler ignores it too)"
+    ]

@@ -110,8 +110,21 @@ class _ProfileBuilder:
         )
         self.check_points(profile, spec)
         self.check_partly_enabled(profile, spec)
+        self.check_weights(spec)
         self.plugin_config(profile, spec)
         return profile
+
+    def check_weights(self, spec: ProfileSpec) -> None:
+        """Warn of a weight where none is used: only score (and multiPoint, for score) weigh."""
+        for key, plugin_set in spec.plugins.items():
+            if key in ("score", MULTI_POINT):
+                continue
+            for entry in plugin_set.enabled:
+                if entry.weight != 1:
+                    self.warnings.append(
+                        f"{entry.path}.weight: only score and multiPoint weights are used; "
+                        f"the weight at {key} is ignored (kube-scheduler ignores it too)"
+                    )
 
     def check_partly_enabled(self, profile: Profile, spec: ProfileSpec) -> None:
         """Warn of a plugin the user enabled at some points but not at others it implements
