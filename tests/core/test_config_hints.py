@@ -17,25 +17,15 @@ from kubesched.errors import ConfigError
 from kubesched.hookspecs import hookimpl
 from kubesched.registry import Registry
 from kubesched.startup import load_checked, plugin_errors
+from kubesched.testing.harness import FifoSort, TestBinder
 
 ROOT = Path(__file__).resolve().parents[2]
 V1 = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 
 
-class Sort:
-    def __init__(self, args: Mapping[str, Any], handle: Any) -> None: ...
-
-    @hookimpl
-    def queue_sort_less(self, pod_a, pod_b):
-        return True
-
-
-class Binder:
-    def __init__(self, args: Mapping[str, Any], handle: Any) -> None: ...
-
-    @hookimpl
-    def bind(self, state, pod, node_name): ...
+# The harness's QueueSort and Bind plugins stand in for the defaults of those names.
+Sort, Binder = FifoSort, TestBinder
 
 
 class Fit:

@@ -14,26 +14,15 @@ from kubesched.config import parse_config
 from kubesched.errors import ConfigError
 from kubesched.registry import Registry
 from kubesched.testing.builders import make_node, make_pod
-from kubesched.testing.harness import make_scheduler
+from kubesched.testing.harness import FifoSort, TestBinder, make_scheduler
 
 V1 = "kubescheduler.config.k8s.io/v1"
 V1BETA2 = "kubescheduler.config.k8s.io/v1beta2"
 KIND = "KubeSchedulerConfiguration"
 
 
-class Sort:
-    def __init__(self, args: Mapping[str, Any], handle: Any) -> None: ...
-
-    @hookimpl
-    def queue_sort_less(self, pod_a, pod_b):
-        return True
-
-
-class Binder:
-    def __init__(self, args: Mapping[str, Any], handle: Any) -> None: ...
-
-    @hookimpl
-    def bind(self, state, pod, node_name): ...
+# The harness's QueueSort and Bind plugins stand in for the defaults of those names.
+Sort, Binder = FifoSort, TestBinder
 
 
 REGISTRY = Registry({"PrioritySort": Sort, "DefaultBinder": Binder})

@@ -57,40 +57,26 @@ def normalizing(value: Any) -> type:
 
 
 @pytest.mark.parametrize(
-    ("value", "shown"),
+    ("plugin", "point", "shown"),
     [
-        pytest.param(37.9, "float 37.9", id="float"),
-        pytest.param(50.0, "float 50.0", id="whole-float"),
-        pytest.param(True, "bool True", id="bool"),
-        pytest.param("50", "str '50'", id="str"),
-        pytest.param(None, "NoneType None", id="none"),
+        pytest.param(scoring(37.9), "Score", "float 37.9", id="float"),
+        pytest.param(scoring(50.0), "Score", "float 50.0", id="whole-float"),
+        pytest.param(scoring(True), "Score", "bool True", id="bool"),
+        pytest.param(scoring("50"), "Score", "str '50'", id="str"),
+        pytest.param(scoring(None), "Score", "NoneType None", id="none"),
+        pytest.param(normalizing(12.5), "NormalizeScore", "float 12.5", id="normalized-float"),
+        pytest.param(normalizing(False), "NormalizeScore", "bool False", id="normalized-bool"),
     ],
 )
-def test_a_non_integer_score_is_an_error_naming_the_plugin(value, shown):
-    with Harness.for_plugin(scoring(value), nodes=NODES) as harness:
+def test_a_non_integer_score_is_an_error_naming_the_plugin(plugin, point, shown):
+    with Harness.for_plugin(plugin, nodes=NODES) as harness:
         report = harness.schedule(make_pod("p"))
     assert report.result == "SchedulerError"
     assert report.message == (
-        f'Score plugin "Scored" returned {shown} for node "n1"; a score must be an int in [0, 100]'
+        f'{point} plugin "{plugin.name}" returned {shown} for node "n1"; a score must be an int '
+        "in [0, 100]"
     )
     assert harness.node_of("p") is None
-
-
-@pytest.mark.parametrize(
-    ("value", "shown"),
-    [
-        pytest.param(12.5, "float 12.5", id="float"),
-        pytest.param(False, "bool False", id="bool"),
-    ],
-)
-def test_a_non_integer_normalized_score_is_an_error_naming_the_plugin(value, shown):
-    with Harness.for_plugin(normalizing(value), nodes=NODES) as harness:
-        report = harness.schedule(make_pod("p"))
-    assert report.result == "SchedulerError"
-    assert report.message == (
-        f'NormalizeScore plugin "Normalized" returned {shown} for node "n1"; a score must be '
-        "an int in [0, 100]"
-    )
 
 
 def test_an_out_of_range_normalized_score_is_kubes_error():
