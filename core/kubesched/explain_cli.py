@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any, TextIO
 
-from .config import SchedulerConfiguration, load_config
+from .config import SchedulerConfiguration
 from .errors import KubeschedError
 from .manifests import Cluster, load_cluster
 from .objects import Pod
 from .registry import Registry
 from .simulate import SimulationResult, simulate
+from .startup import load_checked
 from .testing.explain import EXCLUDED, NOT_EVALUATED, REJECTED, CycleReport, ExplainRecorder
 
 __all__ = [
@@ -93,7 +94,7 @@ def cmd_explain(
         if config_path is None:
             config_path = _bundled("scheduler-config.yaml")
     registry = registry if registry is not None else Registry.installed()
-    config = load_config(config_path, registry)
+    config = load_checked(config_path, registry)
     for warning in config.warnings:
         print(f"warning: {warning}", file=err)
     cluster = load_cluster(cluster_path)

@@ -17,7 +17,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from .config import SchedulerConfiguration, load_config
+from .config import SchedulerConfiguration
 from .gc_tuning import tune_after_initial_sync
 from .kube.backend import KubernetesBackend
 from .kube.connect import api_client_for, credentials_source
@@ -28,6 +28,7 @@ from .metrics import SchedulerMetrics
 from .registry import Registry
 from .scheduler import Attempt, Scheduler
 from .server import HealthServer
+from .startup import load_checked
 
 __all__ = ["RunOptions", "run"]
 
@@ -61,7 +62,7 @@ class Service:
     def __init__(self, options: RunOptions) -> None:
         self.options = options
         self.registry = Registry.installed()
-        self.config: SchedulerConfiguration = load_config(options.config, self.registry)
+        self.config: SchedulerConfiguration = load_checked(options.config, self.registry)
         for warning in self.config.warnings:
             log.warning("%s", warning)
         connection = self.config.client_connection

@@ -301,7 +301,7 @@ def register_commands(commands: Any) -> None:
         "--points",
         default=",".join(DEFAULT_POINTS),
         help=f"extension points to implement, comma-separated (default: "
-        f"{','.join(DEFAULT_POINTS)}; any of {','.join(POINTS)})",
+        f"{','.join(DEFAULT_POINTS)}; any of {', '.join(POINTS)})",
     )
     parser.add_argument(
         "--dir", dest="directory", help="where to write it (default: ./kubesched-<name>)"

@@ -178,7 +178,7 @@ class Scheduler:
         clock: Callable[[], float] = time.monotonic,
         seed: int | None = None,
         inline_binding: bool = False,
-        binding_workers: int = 16,
+        binding_workers: int | None = None,
         metrics: SchedulerMetrics | None = None,
         plugin_timeout: float | None = None,
     ) -> None:
@@ -186,7 +186,8 @@ class Scheduler:
         (the scheduling cycle from PreFilter to NormalizeScore as one, then PostFilter, Reserve,
         Permit, PreBind, Bind and PostBind each); past it the pod's attempt ends with an Error
         naming the point and plugin, and the scheduler goes on with other pods. The wait at
-        Permit is not a plugin call: it has its own timeout. ``None``: no limit."""
+        Permit is not a plugin call: it has its own timeout. ``None``: no limit.
+        ``binding_workers``: binding cycles run at once (default: the config's parallelism)."""
         self.config = config
         self.backend = backend
         self.metrics = metrics
@@ -212,9 +213,9 @@ class Scheduler:
             self.cache, self.queue, set(self.frameworks), self.waiting_pods
         )
         self.inline_binding = inline_binding
-        self._binder = ThreadPoolExecutor(
-            max_workers=max(binding_workers, 1), thread_name_prefix="binding"
-        )
+        # The config's `parallelism` bounds the binding cycles run at once (docs/design.md).
+        workers = config.parallelism if binding_workers is None else binding_workers
+        self._binder = ThreadPoolExecutor(max_workers=max(workers, 1), thread_name_prefix="binding")
         self._in_flight_bindings = 0
         self._bindings_done = threading.Condition()
         self.attempts: dict[str, Attempt] = {}

@@ -509,9 +509,14 @@ def test_top_level_values_and_extra_fields():
             podInitialBackoffSeconds=0.5,
             podMaxBackoffSeconds=2,
             enableProfiling=False,
-            delayCacheUntilActive=True,
+            delayCacheUntilActive=False,
             extenders=[{"urlPrefix": "http://x", "filterVerb": "filter", "httpTimeout": "5s"}],
-            clientConnection={"kubeconfig": "/k", "qps": 0, "burst": 7, "contentType": "json"},
+            clientConnection={
+                "kubeconfig": "/k",
+                "qps": 0,
+                "burst": 7,
+                "contentType": "application/json",
+            },
             leaderElection={
                 "leaderElect": False,
                 "leaseDuration": "1m30s",
@@ -528,7 +533,7 @@ def test_top_level_values_and_extra_fields():
     assert [p.index for p in cfg.profiles] == [0, 1]
     assert cfg.extra == {
         "enableProfiling": False,
-        "delayCacheUntilActive": True,
+        "delayCacheUntilActive": False,
         "extenders": [{"urlPrefix": "http://x", "filterVerb": "filter", "httpTimeout": "5s"}],
     }
     client = cfg.client_connection
@@ -536,7 +541,7 @@ def test_top_level_values_and_extra_fields():
         "/k",
         50.0,
         7,
-        "json",
+        "application/json",
     )  # qps 0 means the default, as in kube-scheduler
     election = cfg.leader_election
     assert (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .types import API_GROUP, PluginRef
 
-__all__ = ["DEFAULT_PLUGINS", "MULTI_POINT", "default_plugin_sets"]
+__all__ = ["DEFAULT_DISTRIBUTIONS", "DEFAULT_PLUGINS", "MULTI_POINT", "default_plugin_sets"]
 
 #: The ``plugins`` field that enables a plugin at every extension point it implements.
 MULTI_POINT = "multiPoint"
@@ -37,6 +37,25 @@ DEFAULT_PLUGINS: list[PluginRef] = [
     PluginRef("ImageLocality", 1),
     PluginRef("DefaultBinder"),
 ]
+
+#: The distribution of this project that provides each default plugin it ships (the
+#: ``[project] name`` of ``plugins/<name>/pyproject.toml``): what to install when one is missing.
+DEFAULT_DISTRIBUTIONS: dict[str, str] = {
+    "SchedulingGates": "kubesched-scheduling-gates",
+    "PrioritySort": "kubesched-priority-sort",
+    "NodeName": "kubesched-node-name",
+    "NodeUnschedulable": "kubesched-node-unschedulable",
+    "TaintToleration": "kubesched-taint-toleration",
+    "NodeAffinity": "kubesched-node-affinity",
+    "NodePorts": "kubesched-node-ports",
+    "NodeResourcesFit": "kubesched-node-resources-fit",
+    "PodTopologySpread": "kubesched-pod-topology-spread",
+    "InterPodAffinity": "kubesched-inter-pod-affinity",
+    "DefaultPreemption": "kubesched-default-preemption",
+    "NodeResourcesBalancedAllocation": "kubesched-node-resources-balanced-allocation",
+    "ImageLocality": "kubesched-image-locality",
+    "DefaultBinder": "kubesched-default-binder",
+}
 
 # v1beta2 had no multiPoint: its defaults are listed per extension point, and its score weights
 # differ from v1's (TaintToleration, NodeAffinity and InterPodAffinity weigh 1, not 3/2/2).

@@ -33,7 +33,7 @@ from ..handle import Handle
 from ..hookspecs import hookimpl
 from ..nodeinfo import NodeInfo
 from ..objects import Node, Pod
-from ..registry import Registry, extension_points_of
+from ..registry import Registry, check_hook_names, extension_points_of
 from ..results import QueuedPodInfo
 from ..scheduler import Scheduler
 from ..simulate import VirtualClock
@@ -100,6 +100,8 @@ def make_config(
     ``profile`` is the profile's body (``plugins``, ``pluginConfig``, …). FifoSort and TestBinder
     are enabled at queueSort and bind unless the profile configures those points.
     """
+    for name, plugin in plugins.items():  # even those the profile leaves out
+        check_hook_names(plugin, name, f"{plugin.__module__}:{plugin.__qualname__}")
     registry = Registry({FIFO_SORT: FifoSort, TEST_BINDER: TestBinder, **plugins})
     body = dict(profile or {})
     points = dict(body.get("plugins") or {})
@@ -220,7 +222,11 @@ class FakeCluster:
 def new_plugin(
     plugin: type, args: Mapping[str, Any] | None = None, cluster: FakeCluster | None = None
 ) -> Any:
-    """Build ``plugin`` as a profile would, with a handle over ``cluster`` (empty by default)."""
+    """Build ``plugin`` as a profile would, with a handle over ``cluster`` (empty by default).
+
+    A ``@hookimpl`` method that is not a hook (``def filters``) is a
+    :class:`~kubesched.PluginLoadError`, as at start-up."""
+    check_hook_names(plugin, plugin_name(plugin), f"{plugin.__module__}:{plugin.__qualname__}")
     return plugin(dict(args or {}), (cluster or FakeCluster()).handle())
 
 
@@ -238,8 +244,10 @@ def plugin_profile(
     name: str | None = None,
     weight: int = 1,
 ) -> dict[str, Any]:
-    """A profile body enabling ``plugin`` alone at every extension point it implements."""
+    """A profile body enabling ``plugin`` alone at every extension point it implements
+    (:class:`~kubesched.PluginLoadError` for a ``@hookimpl`` method that is not a hook)."""
     name = name or plugin_name(plugin)
+    check_hook_names(plugin, name, f"{plugin.__module__}:{plugin.__qualname__}")
     points: dict[str, Any] = {}
     for point in extension_points_of(plugin):
         entry: dict[str, Any] = {"name": name}
