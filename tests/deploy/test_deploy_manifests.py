@@ -9,12 +9,10 @@ ClusterRole stays within DESIGN.md §5 (kube-scheduler's own bootstrap role), it
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import tomllib
 
-import pytest
 import yaml
 from deploy_support import DEPLOY, MANIFESTS, ROOT, run
 
@@ -198,10 +196,7 @@ def test_the_kustomization_lists_every_manifest():
     assert not list(MANIFESTS.glob("kustomization.y*ml")), "`kubectl apply -f` would choke on it"
 
 
-def test_kubectl_kustomize_renders_the_same_objects():
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
+def test_kubectl_kustomize_renders_the_same_objects(kubectl):
     rendered = subprocess.run(
         [kubectl, "kustomize", str(DEPLOY)], capture_output=True, text=True, timeout=120
     )
