@@ -243,6 +243,10 @@ def base_image(engine: Engine) -> Base:
     if engine.has_image(tag):
         notes.append(f"stand-in base: reused {tag} from the engine's storage")
         return Base(tag, pinned=False, notes=tuple(notes))
+    if shutil.which("mmdebstrap") is None and can_install_packages():
+        if problem := _install_debian_packages():
+            raise EngineUnavailable(problem)
+        notes.append(f"installed {' '.join(DEBIAN_PACKAGES)} with apt-get")
     if shutil.which("mmdebstrap") is None:
         raise EngineUnavailable(
             f"the pinned base {pinned} cannot be pulled ({why}) and mmdebstrap, which builds "
