@@ -6,17 +6,19 @@ with a virtual clock: backoffs pass instantly, so a run is fast and, with a seed
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from .backends.memory import InMemoryBackend
 from .config import SchedulerConfiguration
 from .gc_tuning import tune_after_initial_sync
 from .manifests import Cluster
+from .objects import Pod
 from .registry import Registry
 from .scheduler import Scheduler
 
-__all__ = ["PodOutcome", "SimulationResult", "VirtualClock", "simulate"]
+__all__ = ["PodOutcome", "SimulationResult", "VirtualClock", "queue_order", "simulate"]
 
 
 class VirtualClock:
@@ -27,6 +29,31 @@ class VirtualClock:
 
     def __call__(self) -> float:
         return self.now
+
+
+def _created(pod: Pod) -> float | None:
+    stamp = (pod.raw.get("metadata") or {}).get("creationTimestamp")
+    if isinstance(stamp, str) and stamp:
+        try:
+            stamp = datetime.fromisoformat(stamp)
+        except ValueError:
+            return None
+    if not isinstance(stamp, datetime):  # YAML reads an unquoted timestamp as a datetime
+        return None
+    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).timestamp()
+
+
+def queue_order(pods: Iterable[Pod]) -> list[Pod]:
+    """``pods`` in the order a scheduler that watched the cluster all along queued them: by
+    ``metadata.creationTimestamp`` (a pod is queued when it is created), then as listed. A pod
+    without one (a manifest written by hand) counts as created after every pod that has one.
+
+    With PrioritySort this is kube-scheduler's order for pods of equal priority: by queue
+    timestamp, and ties in the order they were queued (the queue's sequence number).
+    """
+    indexed = list(enumerate(pods))
+    indexed.sort(key=lambda item: (_created(item[1]) is None, _created(item[1]) or 0.0, item[0]))
+    return [pod for _, pod in indexed]
 
 
 @dataclass
@@ -83,7 +110,7 @@ def simulate(
     the benchmarks do; it is process-wide, so it is undone at the end).
     """
     clock = VirtualClock()
-    backend = InMemoryBackend(cluster.nodes, cluster.pods, cluster.objects)
+    backend = InMemoryBackend(cluster.nodes, queue_order(cluster.pods), cluster.objects)
     scheduler = Scheduler(config, backend, registry, clock=clock, seed=seed, inline_binding=True)
     if on_scheduler is not None:
         on_scheduler(scheduler)
