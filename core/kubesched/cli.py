@@ -75,7 +75,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             config_path = _bundled("scheduler-config.yaml")
     registry = Registry.installed()
     config = _load(config_path, registry, err)
-    cluster = load_cluster(cluster_path)
+    cluster = load_cluster(cluster_path, validate=not args.no_validate)
     for warning in cluster.warnings:
         print(f"warning: {warning}", file=err)
     if args.explain:
@@ -240,6 +240,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--explain",
         action="store_true",
         help="for every pod, each plugin's Filter verdict and Score per node (as `explain`)",
+    )
+    sim.add_argument(
+        "--no-validate",
+        action="store_true",
+        help="skip kube-apiserver's validation of the objects (for a snapshot of a cluster, "
+        "whose objects an apiserver already stored)",
     )
     sim.set_defaults(func=cmd_simulate)
     explain_cli.register_commands(commands)

@@ -49,6 +49,11 @@ def register_commands(commands: Any) -> None:
     parser.add_argument("--config", help="a KubeSchedulerConfiguration file")
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
     parser.add_argument("--seed", type=int, default=0, help="seed for random tie-breaking")
+    parser.add_argument(
+        "--no-validate",
+        action="store_true",
+        help="skip kube-apiserver's validation of the objects (for a snapshot of a cluster)",
+    )
     parser.set_defaults(func=cmd_explain)
 
 
@@ -96,7 +101,7 @@ def cmd_explain(
     config = load_config(config_path, registry)
     for warning in config.warnings:
         print(f"warning: {warning}", file=err)
-    cluster = load_cluster(cluster_path)
+    cluster = load_cluster(cluster_path, validate=not getattr(args, "no_validate", False))
     pod = find_pod(cluster, args.pod, cluster_path)
     if pod.node_name:
         raise KubeschedError(
