@@ -4,7 +4,7 @@ Lists (``GET``, paginated) the nodes, the non-terminal pods and the kinds the pr
 consult through ``Handle.lister``, and returns them as a :class:`~kubesched.manifests.Cluster`
 that ``simulate`` schedules in memory. Nothing is ever written: :class:`ReadOnlyTransport`
 refuses every verb but ``GET`` before anything is sent, so the what-if runs under a role with
-``list`` alone (``deploy/manifests/simulate-readonly-rbac.yaml``).
+``list`` alone (``deploy/simulate-readonly-rbac.yaml``).
 """
 
 from __future__ import annotations
@@ -71,8 +71,7 @@ def _list(transport: Transport, path: str, kind: str, field_selector: str = "") 
             page = transport.request("GET", path, query)
         except ApiError as exc:
             hint = (
-                " (the identity may list nothing there: see "
-                "deploy/manifests/simulate-readonly-rbac.yaml)"
+                " (the identity may list nothing there: see deploy/simulate-readonly-rbac.yaml)"
                 if exc.status == 403
                 else ""
             )
@@ -92,7 +91,7 @@ def read_cluster(
     *,
     source: str = "cluster",
 ) -> Cluster:
-    """Nodes, non-terminal pods and ``kinds`` (those :data:`KIND_PATHS` knows) of the cluster.
+    """Nodes, non-terminal pods and the objects of ``kinds`` (each one :data:`KIND_PATHS` knows).
 
     With ``namespaces``, only the pending pods of those namespaces are kept for scheduling;
     bound pods of every namespace stay, as they hold their nodes' resources. The objects were
@@ -104,8 +103,13 @@ def read_cluster(
         bound = bool((pod.get("spec") or {}).get("nodeName"))
         if bound or not wanted or (pod.get("metadata") or {}).get("namespace") in wanted:
             objects.append(pod)
-    for kind in sorted(set(kinds)):
-        if kind in KIND_PATHS:
-            objects += _list(transport, KIND_PATHS[kind], kind)
+    consulted = sorted(set(kinds))
+    if unknown := [kind for kind in consulted if kind not in KIND_PATHS]:
+        raise KubeschedError(
+            f"a plugin consults {', '.join(unknown)}, which a live what-if cannot list "
+            f"(it lists {', '.join(KIND_PATHS)})"
+        )
+    for kind in consulted:
+        objects += _list(transport, KIND_PATHS[kind], kind)
     text = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects})
     return parse_cluster(text, source, validate=False)
