@@ -17,7 +17,7 @@ names it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -38,31 +38,6 @@ _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 _HUGEPAGES = "hugepages-"
 #: ``helper.IsStandardContainerResourceName`` (besides ``hugepages-*``).
 _CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
-#: ``helper.IsStandardResourceName`` (besides ``hugepages-*`` and ``requests.hugepages-*``).
-_STANDARD_RESOURCES = frozenset(
-    {
-        "cpu",
-        "memory",
-        "ephemeral-storage",
-        "requests.cpu",
-        "requests.memory",
-        "requests.ephemeral-storage",
-        "limits.cpu",
-        "limits.memory",
-        "limits.ephemeral-storage",
-        "pods",
-        "services",
-        "replicationcontrollers",
-        "resourcequotas",
-        "secrets",
-        "configmaps",
-        "persistentvolumeclaims",
-        "storage",
-        "requests.storage",
-        "services.nodeports",
-        "services.loadbalancers",
-    }
-)
 #: ``standardIntegerResources``: counted in whole units.
 _INTEGER_RESOURCES = frozenset(
     {
@@ -77,6 +52,16 @@ _INTEGER_RESOURCES = frozenset(
         "services.loadbalancers",
     }
 )
+#: ``helper.IsStandardResourceName`` (besides ``hugepages-*`` and ``requests.hugepages-*``).
+_STANDARD_RESOURCES = _INTEGER_RESOURCES | {
+    *(
+        f"{prefix}{name}"
+        for prefix in ("", "requests.", "limits.")
+        for name in _CONTAINER_RESOURCES
+    ),
+    "storage",
+    "requests.storage",
+}
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _TOLERATION_OPERATORS = ("Equal", "Exists")
 _NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -131,6 +116,10 @@ def _mappings(value: Any) -> Iterator[tuple[int, Mapping[str, Any]]]:
         for index, item in enumerate(value):
             if isinstance(item, Mapping):
                 yield index, item
+
+
+def _mapping(value: Any) -> Mapping[Any, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _strings(value: Any) -> list[Any]:
@@ -202,61 +191,50 @@ def _quantity_errors(name: str, raw: Any, value: Decimal, path: str) -> list[str
     return errors
 
 
+def _resource_list(
+    values: Mapping[Any, Any], path: str, container: bool, errors: list[str]
+) -> dict[str, tuple[Any, Decimal]]:
+    """Each name and quantity of ``requests`` or ``limits`` checked; the readable ones, by name,
+    as (what the manifest wrote, the amount)."""
+    parsed = {}
+    for key, raw in values.items():
+        name, item = str(key), f"{path}[{key}]"
+        errors += _resource_name_errors(name, item, container)
+        value = _quantity(raw)
+        if value is not None:
+            errors += _quantity_errors(name, raw, value, item)
+            parsed[name] = (raw, value)
+    return parsed
+
+
 def _requirements_errors(resources: Any, path: str, container: bool) -> list[str]:
     """``validateResourceRequirements`` for one container (or the pod-level resources)."""
     if not isinstance(resources, Mapping):
         return []
-    limits = resources.get("limits")
-    requests = resources.get("requests")
-    limits = limits if isinstance(limits, Mapping) else {}
-    requests = requests if isinstance(requests, Mapping) else {}
     lim_path, req_path = f"{path}.limits", f"{path}.requests"
     errors: list[str] = []
-    cpu_or_memory = hugepages = False
-    parsed_limits: dict[str, Decimal] = {}
-    for name, raw in limits.items():
-        name = str(name)
-        item = f"{lim_path}[{name}]"
-        errors += _resource_name_errors(name, item, container)
-        value = _quantity(raw)
-        if value is None:
-            continue
-        parsed_limits[name] = value
-        errors += _quantity_errors(name, raw, value, item)
-        hugepages |= name.startswith(_HUGEPAGES)
-        cpu_or_memory |= name in ("cpu", "memory")
-    for name, raw in requests.items():
-        name = str(name)
-        item = f"{req_path}[{name}]"
-        errors += _resource_name_errors(name, item, container)
-        value = _quantity(raw)
-        if value is None:
-            continue
-        errors += _quantity_errors(name, raw, value, item)
-        if name in limits:
-            limit = parsed_limits.get(name)
-            if limit is None:
-                continue
-            limit_text = _shown(limits[name])
+    limit_values, request_values = (
+        _mapping(resources.get("limits")),
+        _mapping(resources.get("requests")),
+    )
+    limits = _resource_list(limit_values, lim_path, container, errors)
+    requests = _resource_list(request_values, req_path, container, errors)
+    for name, (raw, value) in requests.items():
+        if name in limit_values:
+            if name not in limits:
+                continue  # an unreadable limit, reported above
+            limit_text, limit = _shown(limits[name][0]), limits[name][1]
             if value != limit and not _overcommit_allowed(name):
-                errors.append(
-                    _invalid(
-                        req_path, _shown(raw), f"must be equal to {name} limit of {limit_text}"
-                    )
-                )
+                detail = f"must be equal to {name} limit of {limit_text}"
             elif value > limit:
-                errors.append(
-                    _invalid(
-                        req_path,
-                        _shown(raw),
-                        f"must be less than or equal to {name} limit of {limit_text}",
-                    )
-                )
+                detail = f"must be less than or equal to {name} limit of {limit_text}"
+            else:
+                continue
+            errors.append(_invalid(req_path, _shown(raw), detail))
         elif not _overcommit_allowed(name):
             errors.append(_required(lim_path, "Limit must be set for non overcommitable resources"))
-        hugepages |= name.startswith(_HUGEPAGES)
-        cpu_or_memory |= name in ("cpu", "memory")
-    if hugepages and not cpu_or_memory:
+    names = {str(name) for name in [*limit_values, *request_values]}
+    if any(n.startswith(_HUGEPAGES) for n in names) and not names & {"cpu", "memory"}:
         errors.append(_forbidden(path, "HugePages require cpu or memory"))
     return errors
 
@@ -291,13 +269,18 @@ def _node_selector_requirement(expr: Mapping[str, Any], path: str, check_values:
         errors.append(_invalid(f"{path}.operator", operator, "not a valid selector operator"))
     errors += _label_name(expr.get("key") or "", f"{path}.key")
     if check_values:
-        for index, value in enumerate(values):
-            if isinstance(value, str):
-                errors += [
-                    _invalid(f"{path}.values[{index}]", value, message)
-                    for message in label_value_errors(value)
-                ]
+        errors += _each_value(values, f"{path}.values", label_value_errors)
     return errors
+
+
+def _each_value(values: list[Any], path: str, check: Callable[[str], list[str]]) -> list[str]:
+    """One Invalid error per problem ``check`` finds in each string of ``values``."""
+    return [
+        _invalid(f"{path}[{index}]", value, message)
+        for index, value in enumerate(values)
+        if isinstance(value, str)
+        for message in check(value)
+    ]
 
 
 def _node_field_requirement(expr: Mapping[str, Any], path: str) -> list[str]:
@@ -319,12 +302,7 @@ def _node_field_requirement(expr: Mapping[str, Any], path: str) -> list[str]:
     if key != "metadata.name":
         errors.append(_invalid(f"{path}.key", key, "not a valid field selector key"))
     else:
-        for index, value in enumerate(values):
-            if isinstance(value, str):
-                errors += [
-                    _invalid(f"{path}.values[{index}]", value, message)
-                    for message in _dns1123_subdomain_errors(value)
-                ]
+        errors += _each_value(values, f"{path}.values", _dns1123_subdomain_errors)
     return errors
 
 
