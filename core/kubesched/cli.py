@@ -16,11 +16,10 @@ from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any, TextIO
 
-from . import __version__, explain_cli, scaffold
+from . import __version__, explain_cli, scaffold, whatif
 from .config import SchedulerConfiguration
 from .errors import KubeschedError, PluginLoadError
 from .hookspecs import EXTENSION_POINTS
-from .manifests import load_cluster
 from .registry import Registry
 from .simulate import SimulationResult, simulate
 from .startup import check_plugins, load_checked
@@ -71,19 +70,21 @@ def _print_table(result: SimulationResult, out: TextIO) -> None:
             "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3],
             file=out,
         )
-    print(f"\n{result.scheduled} scheduled, {result.unschedulable} unschedulable", file=out)
+    summary = f"{result.scheduled} scheduled, {result.unschedulable} unschedulable"
+    left_alone = result.left_alone_text()
+    print(f"\n{summary}, {left_alone}" if left_alone else f"\n{summary}", file=out)
 
 
 def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cluster_path = args.cluster
     config_path = args.config
-    if cluster_path is None:
+    if cluster_path is None and not args.kubeconfig:
         cluster_path = _bundled("cluster.yaml")
         if config_path is None:
             config_path = _bundled("scheduler-config.yaml")
     registry = Registry.installed()
-    config = _load(config_path, registry, err)
-    cluster = load_cluster(cluster_path)
+    config = whatif.serve_as(_load(config_path, registry, err), args.scheduler_name)
+    cluster, _ = whatif.read_input(args, cluster_path, config, registry)
     for warning in cluster.warnings:
         print(f"warning: {warning}", file=err)
     if args.explain:
@@ -249,6 +250,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="for every pod, each plugin's Filter verdict and Score per node (as explain does)",
     )
+    sim.add_argument(
+        "--no-validate",
+        action="store_true",
+        help="skip kube-apiserver's validation of the objects (for a snapshot of a cluster, "
+        "whose objects an apiserver already stored)",
+    )
+    whatif.add_arguments(sim)
     sim.set_defaults(func=cmd_simulate)
     explain_cli.register_commands(commands)
 
