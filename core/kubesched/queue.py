@@ -81,6 +81,7 @@ class SchedulingQueue:
         first = next(iter(frameworks.values()), None)
         self._less = first.less if first is not None else (lambda a, b: a.timestamp < b.timestamp)
         self._events = {name: fw.events_to_register() for name, fw in frameworks.items()}
+        self._registered: dict[ClusterEvent, bool] = {}
         self.clock = clock
         self.initial_backoff = initial_backoff_seconds
         self.max_backoff = max_backoff_seconds
@@ -265,21 +266,37 @@ class SchedulingQueue:
                     return True
         return False
 
+    def registered(self, event: ClusterEvent) -> bool:
+        """Whether a plugin of any profile registered an event covering ``event``."""
+        known = self._registered.get(event)
+        if known is None:
+            known = self._registered[event] = any(
+                entry.event.matches(event)
+                for registered in self._events.values()
+                for entries in registered.values()
+                for entry in entries
+            )
+        return known
+
     def _gate_registered(self, info: QueuedPodInfo, event: ClusterEvent) -> bool:
         """Whether the plugin gating ``info`` registered ``event`` (kube's
         ``GatingPluginEvents``): no other event can lift its gate, so no hint is asked."""
         registered = self._events.get(info.pod.scheduler_name, {})
         return any(entry.event.matches(event) for entry in registered.get(info.gating_plugin, ()))
 
-    def move_on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> int:
-        """Move the unschedulable pods that ``event`` may help; returns how many moved."""
+    def move_on_event(
+        self, event: ClusterEvent, old: Any = None, new: Any = None, *, skip_uid: str = ""
+    ) -> int:
+        """Move the unschedulable pods that ``event`` may help (but the pod ``skip_uid``);
+        returns how many moved."""
         with self._cond:
             if self._in_flight:
                 self._log.append(_LoggedEvent(event, old, new))
             moved = [
                 info
                 for info, _ in self._unschedulable.values()
-                if (not info.gating_plugin or self._gate_registered(info, event))
+                if info.pod.uid != skip_uid
+                and (not info.gating_plugin or self._gate_registered(info, event))
                 and self._worth_requeuing(info, event, old, new)
             ]
             for info in moved:
