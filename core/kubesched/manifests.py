@@ -35,6 +35,7 @@ CONSULTED_KINDS = frozenset(
         "ReplicaSet",
         "StatefulSet",
         "ReplicationController",
+        "PodGroup",
     }
 )
 

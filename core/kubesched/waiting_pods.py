@@ -18,9 +18,33 @@ from collections.abc import Callable, Iterator
 from .objects import Pod
 from .status import Code, Status
 
-__all__ = ["MAX_PERMIT_TIMEOUT", "WaitingPod", "WaitingPods"]
+__all__ = ["MAX_PERMIT_TIMEOUT", "WaitingPod", "WaitingPods", "go_duration"]
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+
+def go_duration(seconds: float) -> str:
+    """``seconds`` as Go prints a ``time.Duration`` (``30s``, ``5m0s``, ``1.5s``, ``50ms``): kube's
+    timeout message shows the wait so."""
+    nanos = round(seconds * 1e9)
+    if nanos == 0:
+        return "0s"
+    if nanos < 1_000_000_000:
+        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
+            if nanos >= size:
+                return f"{_trimmed(nanos / size)}{unit}"
+    hours, rest = divmod(nanos, 3_600_000_000_000)
+    minutes, rest = divmod(rest, 60_000_000_000)
+    text = f"{_trimmed(rest / 1e9)}s"
+    if hours or minutes:
+        text = f"{minutes}m{text}"
+    if hours:
+        text = f"{hours}h{text}"
+    return text
+
+
+def _trimmed(value: float) -> str:
+    return f"{value:.9f}".rstrip("0").rstrip(".")
 
 
 class WaitingPod:
@@ -38,8 +62,9 @@ class WaitingPod:
         self._pending = set(waits)
         self._clock = clock
         #: When the wait ends with a timeout, on ``clock``.
-        self.deadline = clock() + min(min(waits.values()), MAX_PERMIT_TIMEOUT)
         self._timeout_plugin = min(waits, key=waits.__getitem__)
+        self._timeout = min(waits[self._timeout_plugin], MAX_PERMIT_TIMEOUT)
+        self.deadline = clock() + self._timeout
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._result: Status | None = None
@@ -85,7 +110,8 @@ class WaitingPod:
             return False
         self.reject(
             self._timeout_plugin,
-            f'rejected due to timeout after waiting at permit: plugin "{self._timeout_plugin}"',
+            f"rejected due to timeout after waiting {go_duration(self._timeout)} "
+            f"at plugin {self._timeout_plugin}",
         )
         return True
 

@@ -35,7 +35,7 @@ from kubesched.simulate import simulate
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import Harness, make_config
 
-TIMEOUT_MESSAGE = 'rejected due to timeout after waiting at permit: plugin "Gang"'
+TIMEOUT_MESSAGE = "rejected due to timeout after waiting 30s at plugin Gang"
 GANG = "example.com/gang"
 GANG_MIN = "example.com/gang-min"
 
