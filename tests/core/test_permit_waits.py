@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -33,7 +34,7 @@ from kubesched.manifests import Cluster
 from kubesched.nodeinfo import pod_requests
 from kubesched.simulate import simulate
 from kubesched.testing.builders import make_node, make_pod
-from kubesched.testing.harness import Harness, make_config
+from kubesched.testing.harness import Harness, make_config, make_scheduler
 
 TIMEOUT_MESSAGE = "rejected due to timeout after waiting 30s at plugin Gang"
 GANG = "example.com/gang"
@@ -196,3 +197,27 @@ def test_simulate_with_30s_permit_timeouts_takes_no_wall_time() -> None:
     assert result.scheduled == 3
     assert by_name["lonely"].node is None
     assert by_name["lonely"].message == TIMEOUT_MESSAGE
+
+
+def test_the_queue_pops_a_pod_groups_pods_one_after_another() -> None:
+    """Pods naming a PodGroup (``spec.schedulingGroup``) queued interleaved come out group by
+    group, in QueueSort order within and between groups; pods in no group keep their place."""
+
+    def grouped(name: str, group: str | None) -> Pod:
+        builder = make_pod(name)
+        if group is not None:
+            builder.spec(schedulingGroup={"podGroupName": group})
+        return builder.obj()
+
+    pods = [grouped("a1", "a"), grouped("b1", "b"), grouped("x", None), grouped("a2", "a")]
+    pods += [grouped("b2", "b"), grouped("a3", "a")]
+    ticks = itertools.count()
+    scheduler, _ = make_scheduler({}, pods=pods, clock=lambda: float(next(ticks)))
+    try:
+        order = []
+        while (info := scheduler.queue.pop(timeout=0)) is not None:
+            order.append(info.pod.name)
+            scheduler.queue.done(info.pod.uid)
+        assert order == ["a1", "a2", "a3", "b1", "b2", "x"]
+    finally:
+        scheduler.stop()

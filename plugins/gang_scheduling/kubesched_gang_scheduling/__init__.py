@@ -105,8 +105,9 @@ class GangScheduling:
             )
         self.handle = handle
         self._pod_groups = handle.lister(POD_GROUP_KIND)
-        #: The pending members seen at PreEnqueue, by group key then UID.
-        self._pending: dict[tuple[str, str], dict[str, Pod]] = {}
+        #: The members seen at PreEnqueue (every pending pod passes there), by group key then
+        #: UID; with the group's pods in the snapshot, they are the group's pods.
+        self._members: dict[tuple[str, str], dict[str, Pod]] = {}
 
     # -- reading the cluster ---------------------------------------------------------------------
     def _pod_group(self, namespace: str, name: str) -> Mapping[str, Any] | None:
@@ -134,18 +135,14 @@ class GangScheduling:
         if name is None:
             return None
         key = (pod.namespace, name)
-        self._pending.setdefault(key, {})[pod.uid] = pod
+        self._members.setdefault(key, {})[pod.uid] = pod
         pod_group = self._pod_group(*key)
         if pod_group is None:
             return Status.unresolvable(reason_pod_group_missing(name))
         need = _min_count(pod_group)
         if need is None:
             return None
-        scheduled = self._scheduled(key)
-        pending = self._pending[key]
-        for uid in scheduled:
-            pending.pop(uid, None)
-        if len(scheduled) + len(pending) < need:
+        if len(self._scheduled(key).keys() | self._members[key].keys()) < need:
             return Status.unresolvable(REASON_WAITING_FOR_PODS)
         return None
 
@@ -168,12 +165,10 @@ class GangScheduling:
             return None
         scheduled = self._scheduled(key)
         scheduled[pod.uid] = pod  # assumed just now: not in this cycle's snapshot
-        pending = self._pending.setdefault(key, {})
-        for uid in scheduled:
-            pending.pop(uid, None)
         if len(scheduled) < need:
-            # The group's other pending pods may be waiting for this one: their turn now.
-            self.handle.activate(list(pending.values()))
+            # The group's unscheduled pods may be waiting for this one: their turn now.
+            members = self._members.get(key, {})
+            self.handle.activate([p for uid, p in members.items() if uid not in scheduled])
             return Status.wait(PERMIT_TIMEOUT_SECONDS, REASON_WAITING_AT_PERMIT)
         for uid in scheduled:
             waiting = self.handle.waiting_pods.get(uid)
