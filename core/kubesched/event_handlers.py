@@ -70,6 +70,9 @@ def pod_update_actions(old: Pod, new: Pod) -> ActionType:
     return actions or ActionType.UPDATE_POD_OTHER
 
 
+_UNSCHEDULED_POD_ADD = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD)
+
+
 class SchedulerEventHandler:
     """Implements :class:`~kubesched.backends.EventHandler` over a cache and a queue."""
 
@@ -110,6 +113,11 @@ class SchedulerEventHandler:
             )
         elif self.responsible_for(pod) and not pod.deletion_timestamp:
             self.queue.add(pod)
+            # A new pending pod can complete a gang (kube sends this event with GenericWorkload
+            # on); sent only when some plugin registered it, so a large pool is not walked for
+            # every pod added otherwise.
+            if self.queue.registered(_UNSCHEDULED_POD_ADD):
+                self.queue.move_on_event(_UNSCHEDULED_POD_ADD, None, pod)
 
     def on_pod_update(self, old: Pod, new: Pod) -> None:
         if new.node_name:

@@ -727,7 +727,8 @@ class Framework:
             elif not status.is_success():
                 return status
         if waits:
-            self.handle.waiting_pods.add(WaitingPod(pod, node_name, waits))
+            waiting_pods = self.handle.waiting_pods
+            waiting_pods.add(WaitingPod(pod, node_name, waits, waiting_pods.clock))
             return Status(Code.WAIT, f"one or more plugins asked to wait: {sorted(waits)}")
         return Status.success()
 

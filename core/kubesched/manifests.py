@@ -38,6 +38,7 @@ CONSULTED_KINDS = frozenset(
         "ReplicaSet",
         "StatefulSet",
         "ReplicationController",
+        "PodGroup",
     }
 )
 

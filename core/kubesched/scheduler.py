@@ -7,6 +7,7 @@ pod's scheduling cycle does not wait on the API).
 
 from __future__ import annotations
 
+import copy
 import logging
 import random
 import threading
@@ -32,7 +33,7 @@ from .registry import Registry
 from .results import QueuedPodInfo
 from .snapshot import Snapshot
 from .status import Code, Status
-from .waiting_pods import WaitingPods
+from .waiting_pods import WaitingPod, WaitingPods
 
 if TYPE_CHECKING:
     from .metrics import SchedulerMetrics
@@ -181,19 +182,34 @@ class Scheduler:
         binding_workers: int | None = None,
         metrics: SchedulerMetrics | None = None,
         plugin_timeout: float | None = None,
+        wait_on_clock: bool = False,
     ) -> None:
         """``plugin_timeout``: the longest the plugin calls of one extension point may take
         (the scheduling cycle from PreFilter to NormalizeScore as one, then PostFilter, Reserve,
         Permit, PreBind, Bind and PostBind each); past it the pod's attempt ends with an Error
         naming the point and plugin, and the scheduler goes on with other pods. The wait at
         Permit is not a plugin call: it has its own timeout. ``None``: no limit.
-        ``binding_workers``: binding cycles run at once (default: the config's parallelism)."""
+        ``binding_workers``: binding cycles run at once (default: the config's parallelism).
+
+        ``wait_on_clock`` (``simulate`` and the test harness, with ``inline_binding`` and a
+        virtual ``clock``): no thread blocks on a pod waiting at Permit. Its binding cycle runs
+        once the wait ends: allowed or rejected (after the scheduling cycle that did it, or at
+        :meth:`run_ended_waits`), or timed out when the clock has passed its deadline
+        (:meth:`expire_waits`; :meth:`next_wakeup` says when)."""
         self.config = config
         self.backend = backend
         self.metrics = metrics
         self.cache = Cache()
         self.snapshot = Snapshot()
-        self.waiting_pods = WaitingPods()
+        self.wait_on_clock = wait_on_clock
+        self.waiting_pods = WaitingPods(clock if wait_on_clock else time.monotonic)
+        #: Under ``wait_on_clock``: the binding cycles held until their pod's wait ends, by UID,
+        #: and the UIDs whose wait has ended, in that order.
+        self._held_bindings: dict[str, tuple[Framework, CycleState, QueuedPodInfo, str, float]] = {}
+        self._ended_waits: list[str] = []
+        self._held_lock = threading.Lock()
+        #: The longest wait at Permit held so far under ``wait_on_clock``, in seconds.
+        self.longest_wait = 0.0
         self.rng = random.Random(seed)
         registry = registry if registry is not None else Registry.installed()
         self.frameworks = build_frameworks(config, registry, self._handle_for)
@@ -274,9 +290,54 @@ class Scheduler:
         with self._bindings_done:
             return self._bindings_done.wait_for(lambda: self._in_flight_bindings == 0, timeout)
 
+    # -- waits at Permit on a virtual clock -------------------------------------------------------
+    def _wait_ended(self, waiting: WaitingPod) -> None:
+        with self._held_lock:
+            self._ended_waits.append(waiting.pod.uid)
+
+    def run_ended_waits(self) -> int:
+        """Under ``wait_on_clock``: run the binding cycle of every held pod whose wait has
+        ended (allowed, rejected or expired); how many ran."""
+        ran = 0
+        while True:
+            with self._held_lock:
+                if not self._ended_waits:
+                    return ran
+                held = self._held_bindings.pop(self._ended_waits.pop(0), None)
+            if held is None:
+                continue
+            with self._bindings_done:
+                self._in_flight_bindings += 1
+            self._binding_cycle(*held)
+            ran += 1
+
+    def expire_waits(self) -> int:
+        """Time out the waits at Permit whose deadline the clock has reached, and run what
+        ended; how many binding cycles ran."""
+        self.waiting_pods.expire()
+        return self.run_ended_waits()
+
+    def next_wakeup(self) -> float | None:
+        """When something is next due on the clock: a backoff ending, or a wait at Permit
+        timing out; ``None`` when nothing is."""
+        due = [self.queue.next_backoff_expiry()]
+        if self.wait_on_clock:
+            due.append(self.waiting_pods.next_deadline())
+        return min((t for t in due if t is not None), default=None)
+
     # -- the scheduling cycle ------------------------------------------------------------------
     def schedule_one(self, timeout: float | None = None) -> bool:
         """Pop one pod and run its scheduling cycle; False when nothing was there to pop."""
+        if not self.wait_on_clock:
+            return self._schedule_one(timeout)
+        self.run_ended_waits()
+        try:
+            return self._schedule_one(timeout)
+        finally:
+            # Pods a Permit allowed (a gang completed) bind after the cycle that allowed them.
+            self.run_ended_waits()
+
+    def _schedule_one(self, timeout: float | None) -> bool:
         info = self.queue.pop(timeout=timeout)
         if info is None:
             return False
@@ -452,9 +513,18 @@ class Scheduler:
         node: str,
         started: float,
     ) -> None:
+        held = self.waiting_pods.get(info.pod.uid)
+        if held is not None and self.wait_on_clock:
+            with self._held_lock:
+                self._held_bindings[info.pod.uid] = (framework, state, info, node, started)
+            self.longest_wait = max(self.longest_wait, held.deadline - self.waiting_pods.clock())
+            held.on_done = self._wait_ended
+            if held.done:  # ended before it could be told (a plugin allowed it at once)
+                self._wait_ended(held)
+            return
         with self._bindings_done:
             self._in_flight_bindings += 1
-        waiting = self.waiting_pods.get(info.pod.uid) is not None
+        waiting = held is not None
         if self.inline_binding and not waiting:
             self._binding_cycle(framework, state, info, node, started)
         else:
@@ -545,14 +615,22 @@ class Scheduler:
         pod = info.pod
         framework.run_unreserve(state, pod, node)
         self.cache.forget_pod(pod)
-        # The room the pod held is free again: pods waiting for it may fit now.
-        self.queue.move_on_event(
-            ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE), pod, None
-        )
+        # The room the pod held is free again: pods waiting for it may fit now. The event
+        # carries the pod as it was assumed, on its node, as kube-scheduler's does (hints such
+        # as NodeResourcesFit's queue only on the deletion of a pod that had a node). A pod
+        # that was rejected goes back first and is not moved by its own event (kube defers the
+        # move and leaves the pod out).
+        freed = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)
         if isinstance(status.err, BindError) and not status.err.retryable:
+            self.queue.move_on_event(freed, _assumed(pod, node), None)
             log.info("dropping pod %s: %s", pod.key, status.message())
             self.queue.done(pod.uid)
             return
+        if status.is_rejected():
+            self._fail_with_status(info, status, started)
+            self.queue.move_on_event(freed, _assumed(pod, node), None, skip_uid=pod.uid)
+            return
+        self.queue.move_on_event(freed, _assumed(pod, node), None)
         self._fail_with_status(info, status, started)
 
     # -- failures ------------------------------------------------------------------------------
@@ -597,3 +675,15 @@ class Scheduler:
             self.attempts[attempt.pod.uid] = attempt
         if self.on_attempt is not None:
             self.on_attempt(attempt, time.monotonic() - started)
+
+
+def _assumed(pod: Pod, node_name: str) -> Pod:
+    """``pod`` as it was assumed: on ``node_name`` (kube sets ``spec.nodeName`` on the assumed
+    copy), for the event that forgetting it sends."""
+    if pod.node_name == node_name:
+        return pod
+    assumed = copy.copy(pod)
+    assumed.node_name = node_name
+    spec = pod.raw.get("spec") or {}
+    assumed.raw = {**pod.raw, "spec": {**spec, "nodeName": node_name}}
+    return assumed

@@ -132,7 +132,9 @@ def simulate(
     # selector): they neither hold resources nor get scheduled.
     live = [pod for pod in queue_order(cluster.pods) if not pod.is_terminated]
     backend = InMemoryBackend(cluster.nodes, live, cluster.objects)
-    scheduler = Scheduler(config, backend, registry, clock=clock, seed=seed, inline_binding=True)
+    scheduler = Scheduler(
+        config, backend, registry, clock=clock, seed=seed, inline_binding=True, wait_on_clock=True
+    )
     if on_scheduler is not None:
         on_scheduler(scheduler)
     progress, last_progress = (0, 0), 0.0
@@ -147,18 +149,24 @@ def simulate(
             scheduler.wait_for_bindings()
             if scheduler.queue.pending()["active"]:
                 continue
-            expiry = scheduler.queue.next_backoff_expiry()
+            expiry = scheduler.next_wakeup()
             if expiry is None:
                 break
             # Only bindings and deletions change an in-memory cluster: once a whole maximum
             # backoff passes without either, every pod in backoff has failed again on the
-            # cluster as it is, and retrying cannot help.
+            # cluster as it is, and retrying cannot help. Pods held at Permit (a gang) free
+            # their room when their wait times out: two of the longest waits are allowed for,
+            # so that what was refused for that room gets its retry.
             now = (sum(1 for a in scheduler.attempts.values() if a.node_name), len(backend.pods))
             if now != progress:
                 progress, last_progress = now, clock.now
-            elif clock.now - last_progress > config.pod_max_backoff_seconds:
+            elif (
+                clock.now - last_progress
+                > config.pod_max_backoff_seconds + 2 * scheduler.longest_wait
+            ):
                 break
             clock.now = max(clock.now, expiry)
+            scheduler.expire_waits()
     finally:
         scheduler.stop()
         if undo_gc_tuning is not None:

@@ -40,6 +40,8 @@ UPPER_BOUND = {
     ("apps", "replicasets"): {"get", "list", "watch"},
     ("apps", "statefulsets"): {"get", "list", "watch"},
     ("policy", "poddisruptionbudgets"): {"get", "list", "watch"},
+    # With the GenericWorkload gate on.
+    ("scheduling.k8s.io", "podgroups"): {"get", "list", "watch"},
     ("", "persistentvolumeclaims"): {"get", "list", "watch"},
     ("", "persistentvolumes"): {"get", "list", "watch"},
     ("storage.k8s.io", "csinodes"): {"get", "list", "watch"},

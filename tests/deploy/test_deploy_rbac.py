@@ -67,6 +67,7 @@ MATRIX = [
     granted("list", "statefulsets.apps", "PodTopologySpread's default constraints"),
     granted("list", "replicationcontrollers", "PodTopologySpread's default constraints"),
     granted("list", "poddisruptionbudgets.policy", "preemption"),
+    granted("watch", "podgroups.scheduling.k8s.io", "GangScheduling's PodGroups"),
     granted("create", "leases.coordination.k8s.io", "its Lease, once (create has no name)", NS),
     granted("get", "leases.coordination.k8s.io", "leader election", NS, LEASE),
     granted("update", "leases.coordination.k8s.io", "leader election", NS, LEASE),

@@ -31,6 +31,7 @@ KIND_PATHS = {
     "ReplicaSet": "/apis/apps/v1/replicasets",
     "StatefulSet": "/apis/apps/v1/statefulsets",
     "ReplicationController": "/api/v1/replicationcontrollers",
+    "PodGroup": "/apis/scheduling.k8s.io/v1beta1/podgroups",
 }
 
 

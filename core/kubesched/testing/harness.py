@@ -39,6 +39,7 @@ from ..scheduler import Scheduler
 from ..simulate import VirtualClock
 from ..snapshot import Snapshot
 from ..status import Status
+from ..waiting_pods import WaitingPod
 from .builders import NodeBuilder, PodBuilder
 from .explain import CycleReport, ExplainRecorder
 
@@ -127,14 +128,21 @@ def make_scheduler(
     clock: Callable[[], float] | None = None,
     inline_binding: bool = True,
     start: bool = True,
+    wait_on_clock: bool | None = None,
     **top_level: Any,
 ) -> tuple[Scheduler, InMemoryBackend]:
-    """A scheduler over an in-memory cluster of ``nodes`` and ``pods`` (started by default)."""
+    """A scheduler over an in-memory cluster of ``nodes`` and ``pods`` (started by default).
+
+    With a ``clock`` and inline binding, waits at Permit run on that clock (``wait_on_clock``,
+    see :class:`~kubesched.scheduler.Scheduler`): nothing blocks on them."""
     config, registry = make_config(plugins, profile, **top_level)
     backend = InMemoryBackend(nodes, pods)
     kwargs: dict[str, Any] = {"seed": seed, "inline_binding": inline_binding}
     if clock is not None:
         kwargs["clock"] = clock
+    if wait_on_clock is None:
+        wait_on_clock = clock is not None and inline_binding
+    kwargs["wait_on_clock"] = wait_on_clock
     scheduler = Scheduler(config, backend, registry, **kwargs)
     if start:
         scheduler.start()
@@ -325,17 +333,19 @@ class Harness:
 
     # -- scheduling ----------------------------------------------------------------------------
     def run(self, max_rounds: int = 1_000) -> list[CycleReport]:
-        """Schedule until nothing is left to try, jumping over backoffs (at most ``max_rounds``
-        of them: a plugin that always errs would retry forever); the cycles that ran."""
+        """Schedule until nothing is left to try, jumping over backoffs and the timeouts of
+        pods waiting at Permit (at most ``max_rounds`` jumps: a plugin that always errs would
+        retry forever); the cycles that ran."""
         first = len(self.recorder.reports)
         for _ in range(max_rounds):
             run_until_idle(self.scheduler)
             if self.scheduler.queue.pending()["active"]:
                 continue
-            expiry = self.scheduler.queue.next_backoff_expiry()
+            expiry = self.scheduler.next_wakeup()
             if expiry is None:
                 break
             self.clock.now = max(self.clock.now, expiry)
+            self.scheduler.expire_waits()
         return self.recorder.reports[first:]
 
     def schedule(self, pod: PodLike) -> CycleReport:
@@ -355,6 +365,45 @@ class Harness:
             )
             raise LookupError(f"pod {obj.key} had no scheduling cycle ({why})")
         return reports[-1]
+
+    # -- pods waiting at Permit -----------------------------------------------------------------
+    def waiting(self) -> list[WaitingPod]:
+        """The pods waiting at Permit, by ``namespace/name``. Nothing blocks on them: they bind
+        when allowed, and fail when rejected or when :meth:`advance` passes their timeout."""
+        return sorted(self.scheduler.waiting_pods, key=lambda w: w.pod.key)
+
+    def _waiting(self, pod: PodLike | str) -> WaitingPod:
+        key = pod if isinstance(pod, str) else _pod(pod).key
+        key = key if "/" in key else f"default/{key}"
+        for waiting in self.scheduler.waiting_pods:
+            if waiting.pod.key == key:
+                return waiting
+        held = ", ".join(w.pod.key for w in self.waiting()) or "none"
+        raise LookupError(f"pod {key} is not waiting at Permit (waiting: {held})")
+
+    def allow(self, pod: PodLike | str, plugin: str | None = None) -> None:
+        """Allow a waiting pod for ``plugin`` (every plugin it waits on, by default); once no
+        plugin holds it, its binding cycle runs."""
+        waiting = self._waiting(pod)
+        for name in [plugin] if plugin is not None else waiting.pending_plugins():
+            waiting.allow(name)
+        self.scheduler.run_ended_waits()
+
+    def reject(self, pod: PodLike | str, message: str, plugin: str = "") -> None:
+        """Reject a waiting pod: its binding cycle fails with ``message`` (Unreserve runs, and
+        the pod goes back to the queue)."""
+        self._waiting(pod).reject(plugin, message)
+        self.scheduler.run_ended_waits()
+
+    def advance(self, seconds: float) -> list[CycleReport]:
+        """Move the virtual clock on by ``seconds``: waits at Permit past their timeout are
+        rejected, backoffs that ended are retried; the cycles that ran."""
+        first = len(self.recorder.reports)
+        self.clock.now += seconds
+        self.scheduler.expire_waits()
+        self.scheduler.queue.flush()
+        run_until_idle(self.scheduler)
+        return self.recorder.reports[first:]
 
     def reports(self, pod: PodLike | str) -> list[CycleReport]:
         """Every cycle of a pod (object, builder, uid or ``namespace/name``), oldest first."""
