@@ -5,7 +5,7 @@ and may change.
 """
 
 from . import selectors
-from .backends import BindError, ClusterBackend, InMemoryBackend
+from .backends import BindError, ClusterBackend, InMemoryBackend, ObjectWriteError
 from .cycle_state import CycleState
 from .errors import (
     ArgsError,
@@ -48,6 +48,7 @@ __all__ = [
     "NodeInfo",
     "NodeToStatus",
     "ObjectError",
+    "ObjectWriteError",
     "PluginLoadError",
     "Pod",
     "PostFilterResult",
