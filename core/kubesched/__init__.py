@@ -4,7 +4,7 @@ The public API for plugin authors and embedders. Everything not listed in ``__al
 and may change.
 """
 
-from . import selectors
+from . import selectors, storage
 from .backends import BindError, ClusterBackend, InMemoryBackend, ObjectWriteError
 from .cycle_state import CycleState
 from .errors import (
@@ -64,4 +64,5 @@ __all__ = [
     "hookimpl",
     "pod_requests",
     "selectors",
+    "storage",
 ]
