@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .objects import Node, Pod
+from .quantity import to_int
 from .selectors import NodeSelector
 
 __all__ = [
@@ -34,6 +35,10 @@ __all__ = [
     "object_key",
     "pod_claims",
     "pod_volumes",
+    "quantity_value",
+    "resource_version",
+    "storage_capacity",
+    "storage_request",
     "volume_class",
 ]
 
@@ -170,3 +175,28 @@ def label_zones_to_set(value: str) -> set[str]:
     if any(not zone for zone in zones):
         raise ValueError(f"provided label value {value!r} has an empty zone")
     return set(zones)
+
+
+def quantity_value(value: str | int | float) -> int:
+    """A quantity (``10Gi``, ``500M``) as an integer, rounded up (``resource.Quantity.Value``)."""
+    return to_int(value)
+
+
+def storage_request(pvc: Mapping[str, Any]) -> int | None:
+    """``spec.resources.requests.storage`` of a claim in bytes (``None`` when not requested)."""
+    requests = ((pvc.get("spec") or {}).get("resources") or {}).get("requests") or {}
+    value = requests.get("storage")
+    return None if value is None else to_int(value)
+
+
+def storage_capacity(pv: Mapping[str, Any]) -> int:
+    """``spec.capacity.storage`` of a PersistentVolume in bytes (0 when absent)."""
+    value = ((pv.get("spec") or {}).get("capacity") or {}).get("storage")
+    return 0 if value is None else to_int(value)
+
+
+def resource_version(obj: Mapping[str, Any] | None) -> int:
+    """``metadata.resourceVersion`` as a number, for "is this copy newer" (kube's
+    ``CompareResourceVersion``); 0 when absent or not numeric."""
+    digits = "".join(ch for ch in str(meta(obj).get("resourceVersion") or "") if ch.isdigit())
+    return int(digits) if digits else 0
