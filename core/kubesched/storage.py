@@ -39,6 +39,7 @@ __all__ = [
     "resource_version",
     "storage_capacity",
     "storage_request",
+    "uses_claim",
     "volume_class",
 ]
 
@@ -141,6 +142,15 @@ def pod_claims(pod: Pod, *, ephemeral: bool = True) -> list[PodClaim]:
         elif ephemeral and isinstance(volume.get("ephemeral"), Mapping):
             claims.append(PodClaim(ephemeral_claim_name(pod, volume), True, volume))
     return claims
+
+
+def uses_claim(pod: Pod, pvc: Mapping[str, Any] | None, *, ephemeral: bool = True) -> bool:
+    """Whether ``pvc`` is one of ``pod``'s claims (same namespace and name): the queueing hint
+    every volume plugin asks of a claim event."""
+    if pvc is None or meta(pvc).get("namespace") != pod.namespace:
+        return False
+    name = meta(pvc).get("name")
+    return any(claim.name == name for claim in pod_claims(pod, ephemeral=ephemeral))
 
 
 def ephemeral_owner_error(pod: Pod, pvc: Mapping[str, Any]) -> str:

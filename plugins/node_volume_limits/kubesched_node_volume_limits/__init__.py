@@ -38,6 +38,7 @@ from kubesched.storage import (
     not_found,
     pod_claims,
     pod_volumes,
+    uses_claim,
 )
 
 __all__ = ["IN_TREE_DRIVERS", "NAME", "REASON_MAX_VOLUME_COUNT", "NodeVolumeLimits"]
@@ -293,8 +294,4 @@ class NodeVolumeLimits:
 
     @staticmethod
     def _claim_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
-        if new is None or meta(new).get("namespace") != pod.namespace:
-            return QueueingHint.SKIP
-        if meta(new).get("name") in {c.name for c in pod_claims(pod)}:
-            return QueueingHint.QUEUE
-        return QueueingHint.SKIP
+        return QueueingHint.QUEUE if uses_claim(pod, new) else QueueingHint.SKIP

@@ -54,6 +54,7 @@ from kubesched.storage import (
     resource_version,
     storage_capacity,
     storage_request,
+    uses_claim,
     volume_class,
 )
 
@@ -574,11 +575,7 @@ class VolumeBinding:
 
 
 def _claim_changed(pod: Pod, old: Any, new: Any) -> QueueingHint:
-    if new is None or meta(new).get("namespace") != pod.namespace:
-        return QueueingHint.SKIP
-    if meta(new).get("name") in {claim.name for claim in pod_claims(pod)}:
-        return QueueingHint.QUEUE
-    return QueueingHint.SKIP
+    return QueueingHint.QUEUE if uses_claim(pod, new) else QueueingHint.SKIP
 
 
 def _class_changed(pod: Pod, old: Any, new: Any) -> QueueingHint:

@@ -28,7 +28,7 @@ from kubesched import (
     Status,
     hookimpl,
 )
-from kubesched.storage import by_key, meta, not_found, pod_claims, pod_volumes
+from kubesched.storage import by_key, meta, not_found, pod_claims, pod_volumes, uses_claim
 
 __all__ = [
     "NAME",
@@ -223,11 +223,7 @@ class VolumeRestrictions:
 
     @staticmethod
     def _claim_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
-        if new is None or meta(new).get("namespace") != pod.namespace:
-            return QueueingHint.SKIP
-        if meta(new).get("name") in _claim_names(pod):
-            return QueueingHint.QUEUE
-        return QueueingHint.SKIP
+        return QueueingHint.QUEUE if uses_claim(pod, new, ephemeral=False) else QueueingHint.SKIP
 
     @staticmethod
     def _pod_deleted(pod: Pod, old: Any, new: Any) -> QueueingHint:

@@ -35,6 +35,7 @@ from kubesched.storage import (
     meta,
     not_found,
     pod_claims,
+    uses_claim,
 )
 
 __all__ = [
@@ -202,12 +203,7 @@ class VolumeZone:
 
     @staticmethod
     def _claim_changed(pod: Pod, old: Any, new: Any) -> QueueingHint:
-        if new is None or meta(new).get("namespace") != pod.namespace:
-            return QueueingHint.SKIP
-        name = meta(new).get("name")
-        if any(claim.name == name for claim in pod_claims(pod, ephemeral=False)):
-            return QueueingHint.QUEUE
-        return QueueingHint.SKIP
+        return QueueingHint.QUEUE if uses_claim(pod, new, ephemeral=False) else QueueingHint.SKIP
 
     @staticmethod
     def _class_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
