@@ -400,7 +400,7 @@ class VolumeBinding:
         """Assume the node's bindings and provisions, so the next pod sees them taken."""
         data: _State | None = state.get(STATE_KEY)
         if data is None:
-            return Status.error(f'cannot read "{STATE_KEY}" from cycleState')
+            return None  # PreFilter disabled in the profile: nothing was decided for volumes
         volumes = data.by_node.get(node_name)
         if volumes is None:
             data.all_bound = True
@@ -447,10 +447,8 @@ class VolumeBinding:
         """Write the bindings and provisioning requests, then wait until every claim is bound
         (at most ``bindTimeoutSeconds``)."""
         data: _State | None = state.get(STATE_KEY)
-        if data is None:
-            return Status.error(f'cannot read "{STATE_KEY}" from cycleState')
-        if data.all_bound:
-            return None
+        if data is None or data.all_bound:
+            return None  # nothing to bind (or PreFilter disabled in the profile)
         volumes = data.by_node.get(node_name)
         if volumes is None:
             return Status.error(f'no pod volumes found for node "{node_name}"')

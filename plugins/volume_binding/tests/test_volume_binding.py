@@ -663,3 +663,13 @@ def test_hints():
         is QueueingHint.SKIP
     )
     assert hints["PersistentVolume"] is None
+
+
+def test_without_pre_filter_the_later_points_do_nothing():
+    """The seed's profile disables every default PreFilter; the pod is still bound."""
+    plugin = new_plugin(VolumeBinding)
+    pod = claim_pod("p", "data")
+    assert plugin.reserve(CycleState(), pod, "n1") is None
+    assert plugin.pre_bind(CycleState(), pod, "n1") is None
+    assert plugin.pre_score(CycleState(), pod, []).is_skip()
+    plugin.unreserve(CycleState(), pod, "n1")
