@@ -4,8 +4,8 @@ The public API for plugin authors and embedders. Everything not listed in ``__al
 and may change.
 """
 
-from . import helpers, selectors
-from .backends import BindError, ClusterBackend, InMemoryBackend
+from . import helpers, selectors, storage
+from .backends import BindError, ClusterBackend, InMemoryBackend, ObjectWriteError
 from .cycle_state import CycleState
 from .errors import (
     ArgsError,
@@ -48,6 +48,7 @@ __all__ = [
     "NodeInfo",
     "NodeToStatus",
     "ObjectError",
+    "ObjectWriteError",
     "PluginLoadError",
     "Pod",
     "PostFilterResult",
@@ -64,4 +65,5 @@ __all__ = [
     "hookimpl",
     "pod_requests",
     "selectors",
+    "storage",
 ]

@@ -39,6 +39,14 @@ CONSULTED_KINDS = frozenset(
         "StatefulSet",
         "ReplicationController",
         "PodGroup",
+        # Volumes (VolumeBinding, VolumeZone, VolumeRestrictions, NodeVolumeLimits).
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+        "CSIStorageCapacity",
+        "VolumeAttachment",
     }
 )
 
