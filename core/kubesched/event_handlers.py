@@ -35,6 +35,10 @@ def _taints(node: Node) -> list[tuple[str, str, str]]:
     return sorted((t.key, t.value, t.effect) for t in node.taints)
 
 
+def _declared_features(node: Node) -> object:
+    return (node.raw.get("status") or {}).get("declaredFeatures") or []
+
+
 def node_update_actions(old: Node, new: Node) -> ActionType:
     """What changed between two versions of a node, as far as scheduling cares."""
     actions = ActionType(0)
@@ -50,6 +54,8 @@ def node_update_actions(old: Node, new: Node) -> ActionType:
         actions |= ActionType.UPDATE_NODE_CONDITION
     if old.annotations != new.annotations:
         actions |= ActionType.UPDATE_NODE_ANNOTATION
+    if _declared_features(old) != _declared_features(new):
+        actions |= ActionType.UPDATE_NODE_DECLARED_FEATURE
     return actions
 
 

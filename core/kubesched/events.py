@@ -51,6 +51,8 @@ class ActionType(enum.IntFlag):
     UPDATE_POD_SCHEDULING_GATES_ELIMINATED = enum.auto()
     UPDATE_POD_OTHER = enum.auto()
     UPDATE_NODE_OTHER = enum.auto()
+    #: ``status.declaredFeatures`` changed (kube-scheduler's ``UpdateNodeDeclaredFeature``).
+    UPDATE_NODE_DECLARED_FEATURE = enum.auto()
 
     UPDATE = (
         UPDATE_NODE_ALLOCATABLE
@@ -59,6 +61,7 @@ class ActionType(enum.IntFlag):
         | UPDATE_NODE_CONDITION
         | UPDATE_NODE_ANNOTATION
         | UPDATE_NODE_OTHER
+        | UPDATE_NODE_DECLARED_FEATURE
         | UPDATE_POD_LABEL
         | UPDATE_POD_SCALE_DOWN
         | UPDATE_POD_TOLERATIONS
