@@ -20,6 +20,7 @@ from .handle import Handle
 from .hookspecs import hookimpl
 from .nodeinfo import NodeInfo, pod_requests
 from .objects import Container, Node, ObjectError, Pod, Taint, Toleration
+from .quantity import InvalidQuantity, parse_quantity
 from .results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
 from .snapshot import Snapshot
 from .status import Code, Status
@@ -42,6 +43,7 @@ __all__ = [
     "FieldError",
     "Handle",
     "InMemoryBackend",
+    "InvalidQuantity",
     "KubeschedError",
     "ManifestError",
     "Node",
@@ -61,6 +63,7 @@ __all__ = [
     "WaitingPod",
     "__version__",
     "hookimpl",
+    "parse_quantity",
     "pod_requests",
     "selectors",
 ]
