@@ -84,13 +84,17 @@ def _encoded_device(driver: str, attributes: dict, capacity: dict, domains: set[
     caps: dict[str, dict] = {d: {} for d in domains}
     for name, value in attributes.items():
         domain, _, ident = name.rpartition("/")
-        (kind, raw), = value.items()
+        ((kind, raw),) = value.items()
         attrs.setdefault(domain or driver, {})[ident] = _v(raw) if kind == "version" else raw
     for name, value in capacity.items():
         domain, _, ident = name.rpartition("/")
         caps.setdefault(domain or driver, {})[ident] = _q(value["value"])
-    return {"driver": driver, "allowMultipleAllocations": False, "attributes": attrs,
-            "capacity": caps}
+    return {
+        "driver": driver,
+        "allowMultipleAllocations": False,
+        "attributes": attrs,
+        "capacity": caps,
+    }
 
 
 def _domains(expression: str) -> set[str]:
@@ -230,19 +234,26 @@ def cpp_candidate():
     s = c.Type.STRING
 
     def member(name, ret, impl, arity=2):
-        return c.FunctionDecl(name, [c.Overload(f"{name}_map", ret, [m] * arity, is_member=True,
-                                                impl=impl)])
+        return c.FunctionDecl(
+            name, [c.Overload(f"{name}_map", ret, [m] * arity, is_member=True, impl=impl)]
+        )
 
     functions = [
         c.FunctionDecl("quantity", [c.Overload("quantity_string", m, [s], impl=_q)]),
-        c.FunctionDecl("semver", [
-            c.Overload("semver_string", m, [s], impl=_v),
-            c.Overload("semver_string_bool", m, [s, c.Type.BOOL], impl=_v),
-        ]),
-        c.FunctionDecl("isSemver", [
-            c.Overload("is_semver_string", c.Type.BOOL, [s], impl=_is_semver),
-            c.Overload("is_semver_string_bool", c.Type.BOOL, [s, c.Type.BOOL], impl=_is_semver),
-        ]),
+        c.FunctionDecl(
+            "semver",
+            [
+                c.Overload("semver_string", m, [s], impl=_v),
+                c.Overload("semver_string_bool", m, [s, c.Type.BOOL], impl=_v),
+            ],
+        ),
+        c.FunctionDecl(
+            "isSemver",
+            [
+                c.Overload("is_semver_string", c.Type.BOOL, [s], impl=_is_semver),
+                c.Overload("is_semver_string_bool", c.Type.BOOL, [s, c.Type.BOOL], impl=_is_semver),
+            ],
+        ),
         member("compareTo", c.Type.INT, _cmp),
         member("isGreaterThan", c.Type.BOOL, lambda a, b: _cmp(a, b) > 0),
         member("isLessThan", c.Type.BOOL, lambda a, b: _cmp(a, b) < 0),
@@ -251,8 +262,11 @@ def cpp_candidate():
     env = c.NewEnv(
         variables={"device": m},
         functions=functions,
-        extensions=[ext_bindings.ExtBindings(), ext_strings.ExtStrings(),
-                    ext_optional.ExtOptional()],
+        extensions=[
+            ext_bindings.ExtBindings(),
+            ext_strings.ExtStrings(),
+            ext_optional.ExtOptional(),
+        ],
     )
 
     def compile_(expression):
@@ -285,7 +299,11 @@ def measure(name, candidate):
     right, wrong = 0, []
     for case, expression, driver, attributes, capacity, want in CASES:
         got = run(compile_(expression), prepare((driver, attributes, capacity), expression))
-        ok = (isinstance(got, str) and got.startswith(want)) if isinstance(want, str) else got is want
+        ok = (
+            (isinstance(got, str) and got.startswith(want))
+            if isinstance(want, str)
+            else got is want
+        )
         right += ok
         if not ok:
             wrong.append(f"{case} ({str(got)[:60]})")
@@ -295,8 +313,10 @@ def measure(name, candidate):
     n = 2000
     per_eval = min(timeit.repeat(lambda: run(program, device), number=n, repeat=3)) / n
     per_compile = min(timeit.repeat(lambda: compile_(TYPICAL), number=20, repeat=3)) / 20
-    print(f"{name}: {right}/{len(CASES)} right; eval {per_eval * 1e6:.1f} us; "
-          f"compile {per_compile * 1e3:.2f} ms")
+    print(
+        f"{name}: {right}/{len(CASES)} right; eval {per_eval * 1e6:.1f} us; "
+        f"compile {per_compile * 1e3:.2f} ms"
+    )
     for line in wrong:
         print(f"    wrong: {line}")
 

@@ -168,8 +168,12 @@ _FUNCTIONS = [
         cel.Type.DOUBLE,
         lambda q: float(_quantity_of(q, "asApproximateFloat")),
     ),
-    _member("add", _MAP, lambda q, o: _tagged(_quantity_of(q, "add") + _quantity_of(o, "add")), _MAP),
-    _member("sub", _MAP, lambda q, o: _tagged(_quantity_of(q, "sub") - _quantity_of(o, "sub")), _MAP),
+    _member(
+        "add", _MAP, lambda q, o: _tagged(_quantity_of(q, "add") + _quantity_of(o, "add")), _MAP
+    ),
+    _member(
+        "sub", _MAP, lambda q, o: _tagged(_quantity_of(q, "sub") - _quantity_of(o, "sub")), _MAP
+    ),
 ]
 
 _ENV = cel.NewEnv(

@@ -63,7 +63,14 @@ CASES: list[Case] = [
     ),
     ("bool", f'device.attributes["{D}"].name', D, {"name": {"bool": True}}, {}, True),
     ("int", f'device.attributes["{D}"].name > 0', D, {"name": {"int": 1}}, {}, True),
-    ("string", f'device.attributes["{D}"].name == "fish"', D, {"name": {"string": "fish"}}, {}, True),
+    (
+        "string",
+        f'device.attributes["{D}"].name == "fish"',
+        D,
+        {"name": {"string": "fish"}},
+        {},
+        True,
+    ),
     (
         "version",
         f'device.attributes["{D}"].name.isGreaterThan(semver("0.0.1"))',
@@ -189,7 +196,14 @@ CASES: list[Case] = [
         {"memory": {"value": "1Mi"}},
         True,
     ),
-    ("allow multiple allocations default", "device.allowMultipleAllocations == false", D, {}, {}, True),
+    (
+        "allow multiple allocations default",
+        "device.allowMultipleAllocations == false",
+        D,
+        {},
+        {},
+        True,
+    ),
     (
         "scalar is not iterable",
         f'device.attributes["{D}"].name.exists(x, x > 0)',
