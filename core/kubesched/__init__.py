@@ -4,8 +4,8 @@ The public API for plugin authors and embedders. Everything not listed in ``__al
 and may change.
 """
 
-from . import selectors
-from .backends import BindError, ClusterBackend, InMemoryBackend
+from . import selectors, storage
+from .backends import BindError, ClusterBackend, InMemoryBackend, ObjectWriteError
 from .cycle_state import CycleState
 from .errors import (
     ArgsError,
@@ -50,6 +50,7 @@ __all__ = [
     "NodeInfo",
     "NodeToStatus",
     "ObjectError",
+    "ObjectWriteError",
     "PluginLoadError",
     "Pod",
     "PostFilterResult",
@@ -66,4 +67,5 @@ __all__ = [
     "parse_quantity",
     "pod_requests",
     "selectors",
+    "storage",
 ]

@@ -8,7 +8,8 @@ Every bound pod, whatever its scheduler, is load in the cache; pending pods whos
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .events import ActionType, ClusterEvent, EventResource
 from .nodeinfo import pod_requests
@@ -142,6 +143,29 @@ class SchedulerEventHandler:
             self._remove_assigned(pod)
         else:
             self.queue.delete(pod)
+
+    # -- consulted kinds (PersistentVolumes, PersistentVolumeClaims, CSINodes, …) ---------------
+    # The listers already hold the change (a backend updates its store first), so a hint that
+    # lists sees it; kinds no plugin can register events for (Namespaces, …) move nothing.
+    def on_object_add(self, kind: str, obj: Mapping[str, Any]) -> None:
+        self._object_event(kind, ActionType.ADD, None, obj)
+
+    def on_object_update(self, kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        self._object_event(kind, ActionType.UPDATE_OBJECT, old, new)
+
+    def on_object_delete(self, kind: str, obj: Mapping[str, Any]) -> None:
+        self._object_event(kind, ActionType.DELETE, obj, None)
+
+    def _object_event(
+        self,
+        kind: str,
+        action: ActionType,
+        old: Mapping[str, Any] | None,
+        new: Mapping[str, Any] | None,
+    ) -> None:
+        resource = EventResource.of_kind(kind)
+        if resource is not None:
+            self.queue.move_on_event(ClusterEvent(resource, action), old, new)
 
     def _remove_assigned(self, pod: Pod) -> None:
         self.cache.remove_pod(pod)

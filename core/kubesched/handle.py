@@ -79,10 +79,13 @@ class Handle:
 
     def lister(self, kind: str) -> Callable[[], list[Mapping[str, Any]]]:
         """A function listing the cluster's objects of ``kind`` (e.g. ``PodDisruptionBudget``,
-        ``Namespace``, ``Service``) as raw mappings, kept current by the backend.
+        ``Namespace``, ``Service``, ``PersistentVolumeClaim``, ``CSINode``) as raw mappings, kept
+        current by the backend. Plugins must not change what it returns; writes go through the
+        backend (``update_object``, ``patch_object``, ``create_object``).
 
-        Call it in the plugin's constructor so the backend knows to watch that kind; an empty
-        list when the backend has no such objects.
+        Call it in the plugin's constructor so the backend knows to watch that kind (and to
+        deliver its cluster events, for kinds that are an ``EventResource``); an empty list when
+        the backend has no such objects.
         """
         lister = getattr(self.backend, "lister", None)
         if lister is None:

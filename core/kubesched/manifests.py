@@ -35,6 +35,14 @@ CONSULTED_KINDS = frozenset(
         "ReplicaSet",
         "StatefulSet",
         "ReplicationController",
+        # Volumes (VolumeBinding, VolumeZone, VolumeRestrictions, NodeVolumeLimits).
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+        "CSIStorageCapacity",
+        "VolumeAttachment",
     }
 )
 

@@ -13,7 +13,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from ..backends.base import BindError, EventHandler
+from ..backends.base import BindError, EventHandler, ObjectWriteError
+from ..events import EventResource
 from ..objects import Node, Pod
 from .informer import Informer
 from .recorder import EventRecorder
@@ -31,7 +32,22 @@ KIND_PATHS = {
     "ReplicaSet": "/apis/apps/v1/replicasets",
     "StatefulSet": "/apis/apps/v1/statefulsets",
     "ReplicationController": "/api/v1/replicationcontrollers",
+    "PersistentVolume": "/api/v1/persistentvolumes",
+    "PersistentVolumeClaim": "/api/v1/persistentvolumeclaims",
+    "StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
+    "CSINode": "/apis/storage.k8s.io/v1/csinodes",
+    "CSIDriver": "/apis/storage.k8s.io/v1/csidrivers",
+    "CSIStorageCapacity": "/apis/storage.k8s.io/v1/csistoragecapacities",
+    "VolumeAttachment": "/apis/storage.k8s.io/v1/volumeattachments",
 }
+
+
+def object_path(kind: str, namespace: str, name: str, subresource: str = "") -> str:
+    """The URL of one object of a consulted ``kind`` (``namespace`` empty when cluster-scoped)."""
+    prefix, _, plural = KIND_PATHS[kind].rpartition("/")
+    path = f"{prefix}/namespaces/{quote(namespace)}" if namespace else prefix
+    path = f"{path}/{plural}/{quote(name)}" if name else f"{path}/{plural}"
+    return f"{path}/{subresource}" if subresource else path
 
 
 def _object_key(obj: dict[str, Any]) -> str:
@@ -51,6 +67,7 @@ def _ignore(*_args: Any) -> None:
 NON_TERMINAL_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 
 NOT_LEADER = "not the leader: binding refused"
+NOT_LEADER_WRITE = "not the leader: write refused"
 
 
 def _pod_path(pod: Pod, sub: str = "") -> str:
@@ -83,6 +100,7 @@ class KubernetesBackend:
         self.pods: Informer[Pod] | None = None
         #: Informers for the kinds plugins asked for, started with the others.
         self.others: dict[str, Informer[dict[str, Any]]] = {}
+        self._handler: EventHandler | None = None
 
     # -- events in -----------------------------------------------------------------------------
     def lister(self, kind: str) -> Callable[[], list[dict[str, Any]]]:
@@ -104,11 +122,27 @@ class KubernetesBackend:
                 inactivity_seconds=self.inactivity_seconds,
             )
             if self.nodes is not None:  # asked for after start: start it now
+                self._connect(kind, informer)
                 informer.start()
         return lambda: list(informer.store.values())
 
+    def _connect(self, kind: str, informer: Informer[dict[str, Any]]) -> None:
+        """Send ``kind``'s changes to the handler, when plugins can register events for it."""
+        handler = self._handler
+        if EventResource.of_kind(kind) is None or handler is None:
+            return
+        on_add = getattr(handler, "on_object_add", None)
+        on_update = getattr(handler, "on_object_update", None)
+        on_delete = getattr(handler, "on_object_delete", None)
+        if on_add is None or on_update is None or on_delete is None:
+            return
+        informer.on_add = lambda obj: on_add(kind, obj)
+        informer.on_update = lambda old, new: on_update(kind, old, new)
+        informer.on_delete = lambda obj: on_delete(kind, obj)
+
     def start(self, handler: EventHandler, sync_timeout: float | None = None) -> None:
         """Start both informers; return once both have listed (or ``sync_timeout`` passed)."""
+        self._handler = handler
         common = {
             "watch_seconds": self.watch_seconds,
             "inactivity_seconds": self.inactivity_seconds,
@@ -136,7 +170,8 @@ class KubernetesBackend:
             field_selector=NON_TERMINAL_PODS,
             **common,
         )
-        for informer in self.others.values():
+        for kind, informer in self.others.items():
+            self._connect(kind, informer)
             informer.start()
         # Nodes first, so the first pods find their nodes in the cache.
         self.nodes.start()
@@ -326,3 +361,59 @@ class KubernetesBackend:
     def get_pod(self, uid: str) -> Pod | None:
         """From the pod informer's store (non-terminal pods only), updated before handlers run."""
         return self.pods.store.get(uid) if self.pods is not None else None
+
+    # -- consulted objects out (a plugin's PreBind writes) -------------------------------------
+    def _write(
+        self,
+        kind: str,
+        method: str,
+        namespace: str,
+        name: str,
+        body: Mapping[str, Any],
+        subresource: str = "",
+        content_type: str = "application/json",
+    ) -> dict[str, Any]:
+        key = f"{namespace}/{name}" if namespace else name
+        if not self.can_bind():
+            raise ObjectWriteError(kind, key, 0, NOT_LEADER_WRITE)
+        try:
+            answer = self.transport.request(
+                method,
+                object_path(kind, namespace, "" if method == "POST" else name, subresource),
+                body=dict(body),
+                content_type=content_type,
+                guard=self.can_bind,
+            )
+        except ApiError as exc:
+            if exc.reason == NOT_SENT:
+                raise ObjectWriteError(kind, key, 0, NOT_LEADER_WRITE) from None
+            raise ObjectWriteError(kind, key, exc.status, exc.message or str(exc)) from None
+        return answer if isinstance(answer, dict) else {}
+
+    def create_object(self, kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """POST ``obj`` to its kind's collection."""
+        meta = obj.get("metadata") or {}
+        return self._write(kind, "POST", meta.get("namespace") or "", meta.get("name") or "", obj)
+
+    def update_object(
+        self, kind: str, obj: Mapping[str, Any], *, subresource: str = ""
+    ) -> dict[str, Any]:
+        """PUT ``obj`` (its ``resourceVersion`` makes it a compare-and-swap)."""
+        meta = obj.get("metadata") or {}
+        return self._write(
+            kind, "PUT", meta.get("namespace") or "", meta.get("name") or "", obj, subresource
+        )
+
+    def patch_object(
+        self,
+        kind: str,
+        namespace: str,
+        name: str,
+        patch: Mapping[str, Any],
+        *,
+        subresource: str = "",
+    ) -> dict[str, Any]:
+        """A JSON merge patch (``application/merge-patch+json``)."""
+        return self._write(
+            kind, "PATCH", namespace, name, patch, subresource, "application/merge-patch+json"
+        )

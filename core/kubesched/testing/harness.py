@@ -125,11 +125,13 @@ def make_scheduler(
     clock: Callable[[], float] | None = None,
     inline_binding: bool = True,
     start: bool = True,
+    objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
     **top_level: Any,
 ) -> tuple[Scheduler, InMemoryBackend]:
-    """A scheduler over an in-memory cluster of ``nodes`` and ``pods`` (started by default)."""
+    """A scheduler over an in-memory cluster of ``nodes`` and ``pods`` (started by default);
+    ``objects`` are the consulted kinds' objects, by kind (PersistentVolumes, …)."""
     config, registry = make_config(plugins, profile, **top_level)
-    backend = InMemoryBackend(nodes, pods)
+    backend = InMemoryBackend(nodes, pods, objects)
     kwargs: dict[str, Any] = {"seed": seed, "inline_binding": inline_binding}
     if clock is not None:
         kwargs["clock"] = clock
@@ -177,9 +179,18 @@ class FakeCluster:
     :class:`Harness` or ``kubesched simulate`` would schedule.
     """
 
-    def __init__(self, nodes: Iterable[NodeLike] = (), pods: Iterable[PodLike] = ()) -> None:
+    def __init__(
+        self,
+        nodes: Iterable[NodeLike] = (),
+        pods: Iterable[PodLike] = (),
+        objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
+    ) -> None:
         self.nodes: list[Node] = []
         self.pods: list[Pod] = []
+        #: Objects plugins consult (``Handle.lister``), by kind: PersistentVolumes, CSINodes, …
+        self.objects: dict[str, list[Mapping[str, Any]]] = {
+            kind: list(items) for kind, items in (objects or {}).items()
+        }
         self.add(*nodes, *pods)
 
     def add(self, *objects: NodeLike | PodLike) -> FakeCluster:
@@ -204,10 +215,12 @@ class FakeCluster:
 
     def handle(self, profile_name: str = "custom-scheduler") -> Handle:
         """A handle whose snapshot always shows the cluster as it is now."""
-        return Handle(profile_name, InMemoryBackend(self.nodes, self.pods), self.snapshot)
+        backend = InMemoryBackend(self.nodes, self.pods, self.objects)
+        return Handle(profile_name, backend, self.snapshot)
 
     def manifests(self) -> list[dict[str, Any]]:
-        return [dict(n.raw) for n in self.nodes] + [dict(p.raw) for p in self.pods]
+        others = [dict(o) for items in self.objects.values() for o in items]
+        return [*others, *(dict(n.raw) for n in self.nodes), *(dict(p.raw) for p in self.pods)]
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write the cluster as a ``List`` manifest (for ``kubesched simulate`` or ``explain``)."""
@@ -269,6 +282,7 @@ class Harness:
         nodes: Iterable[NodeLike] = (),
         pods: Iterable[PodLike] = (),
         seed: int = 0,
+        objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
         **top_level: Any,
     ) -> None:
         self.clock = VirtualClock()
@@ -280,6 +294,7 @@ class Harness:
             seed=seed,
             clock=self.clock,
             start=False,
+            objects=objects,
             **top_level,
         )
         self.recorder = ExplainRecorder().attach(self.scheduler)
@@ -296,11 +311,12 @@ class Harness:
         nodes: Iterable[NodeLike] = (),
         pods: Iterable[PodLike] = (),
         seed: int = 0,
+        objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
     ) -> Harness:
         """``plugin`` alone, at every point it implements, with ``args`` as its pluginConfig."""
         name = name or plugin_name(plugin)
         profile = plugin_profile(plugin, args, name=name, weight=weight)
-        return cls({name: plugin}, profile, nodes=nodes, pods=pods, seed=seed)
+        return cls({name: plugin}, profile, nodes=nodes, pods=pods, seed=seed, objects=objects)
 
     # -- the cluster ---------------------------------------------------------------------------
     def add_node(self, *nodes: NodeLike) -> None:
@@ -314,6 +330,10 @@ class Harness:
     def add_pod(self, *pods: PodLike) -> None:
         for pod in pods:
             self.backend.add_pod(_pod(pod))
+
+    def add_object(self, kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Create a consulted object (a PVC, a PV, …); the scheduler sees the event."""
+        return self.backend.create_object(kind, obj)
 
     # -- scheduling ----------------------------------------------------------------------------
     def run(self, max_rounds: int = 1_000) -> list[CycleReport]:
