@@ -20,6 +20,7 @@ from .handle import Handle
 from .hookspecs import hookimpl
 from .nodeinfo import NodeInfo, pod_requests
 from .objects import Container, Node, ObjectError, Pod, Taint, Toleration
+from .config.decode import parse_duration
 from .quantity import InvalidQuantity, parse_quantity
 from .results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
 from .snapshot import Snapshot
@@ -64,6 +65,7 @@ __all__ = [
     "WaitingPod",
     "__version__",
     "hookimpl",
+    "parse_duration",
     "parse_quantity",
     "pod_requests",
     "selectors",

@@ -60,6 +60,10 @@ def node_update_actions(old: Node, new: Node) -> ActionType:
     return actions
 
 
+def _claim_statuses(pod: Pod) -> object:
+    return (pod.raw.get("status") or {}).get("resourceClaimStatuses") or []
+
+
 def pod_update_actions(old: Pod, new: Pod) -> ActionType:
     """What changed between two versions of a pod, as far as scheduling cares."""
     actions = ActionType(0)
@@ -74,6 +78,8 @@ def pod_update_actions(old: Pod, new: Pod) -> ActionType:
     old_requests, new_requests = pod_requests(old), pod_requests(new)
     if any(new_requests.get(name, 0) < value for name, value in old_requests.items()):
         actions |= ActionType.UPDATE_POD_SCALE_DOWN
+    if _claim_statuses(old) != _claim_statuses(new):
+        actions |= ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
     return actions or ActionType.UPDATE_POD_OTHER
 
 

@@ -41,6 +41,9 @@ class EventResource(enum.StrEnum):
     CSI_DRIVER = "CSIDriver"
     CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
     VOLUME_ATTACHMENT = "VolumeAttachment"
+    RESOURCE_CLAIM = "ResourceClaim"
+    DEVICE_CLASS = "DeviceClass"
+    RESOURCE_SLICE = "ResourceSlice"
     WILDCARD = "*"
 
     @classmethod
@@ -86,6 +89,8 @@ class ActionType(enum.IntFlag):
     UPDATE_OBJECT = enum.auto()
     #: ``status.declaredFeatures`` changed (kube-scheduler's ``UpdateNodeDeclaredFeature``).
     UPDATE_NODE_DECLARED_FEATURE = enum.auto()
+    #: A pod's ``status.resourceClaimStatuses`` changed (``UpdatePodGeneratedResourceClaim``).
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM = enum.auto()
 
     UPDATE = (
         UPDATE_NODE_ALLOCATABLE
@@ -100,6 +105,7 @@ class ActionType(enum.IntFlag):
         | UPDATE_POD_TOLERATIONS
         | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
         | UPDATE_POD_OTHER
+        | UPDATE_POD_GENERATED_RESOURCE_CLAIM
         | UPDATE_OBJECT
     )
     ALL = ADD | DELETE | UPDATE

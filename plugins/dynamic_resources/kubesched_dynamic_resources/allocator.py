@@ -18,6 +18,7 @@ with the gate off), extended resources backed by DRA.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -45,7 +46,15 @@ DeviceID = tuple[str, str, str]
 
 
 class AllocationError(Exception):
-    """A claim that cannot be allocated anywhere as it is (kube returns an error, not "no fit")."""
+    """A claim that cannot be allocated as it is (kube returns an error, not "no fit").
+
+    ``on_node`` is set when the problem is this node's (invalid pools: kube's
+    ``ErrFailedAllocationOnNode``), so the node is rejected rather than the cycle failed.
+    """
+
+    def __init__(self, message: str, *, on_node: bool = False) -> None:
+        super().__init__(message)
+        self.on_node = on_node
 
 
 def claim_key(claim: Mapping[str, Any]) -> str:
@@ -345,21 +354,32 @@ class Allocator:
         self.allocated = set(allocated)
 
     def allocate(
-        self, node: Node | None, claims: Sequence[Mapping[str, Any]]
+        self,
+        node: Node | None,
+        claims: Sequence[Mapping[str, Any]],
+        *,
+        deadline: float | None = None,
     ) -> list[dict[str, Any]] | None:
         """One ``status.allocation`` per claim, in order; ``None`` when the node cannot serve them.
 
         Raises :class:`AllocationError` for what no node can fix (an unknown class, a selector
-        that fails, an ``All`` request over an incomplete pool), with kube's message.
+        that fails, an ``All`` request over an incomplete pool), with kube's message, and
+        ``TimeoutError`` once ``time.monotonic()`` passes ``deadline``.
         """
-        return _Allocation(self, node, claims).run()
+        return _Allocation(self, node, claims, deadline).run()
 
 
 class _Allocation:
     def __init__(
-        self, allocator: Allocator, node: Node | None, claims: Sequence[Mapping[str, Any]]
+        self,
+        allocator: Allocator,
+        node: Node | None,
+        claims: Sequence[Mapping[str, Any]],
+        deadline: float | None = None,
     ) -> None:
         self.allocator = allocator
+        self.deadline = deadline
+        self.steps = 0
         self.node = node
         self.claims = claims
         self.pools = gather_pools(allocator.slices, node)
@@ -575,6 +595,9 @@ class _Allocation:
 
     def _device(self, request: _Request, request_index: int, device_index: int) -> bool:
         claim_index = request.claim_index
+        self.steps += 1
+        if self.deadline is not None and self.steps % 64 == 0 and time.monotonic() > self.deadline:
+            raise TimeoutError("allocation timed out")
         if request.mode == "All" and not request.all_devices:
             return False
         if device_index >= request.count:

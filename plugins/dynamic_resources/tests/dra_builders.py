@@ -71,7 +71,8 @@ def claim(
     config: list[dict[str, Any]] | None = None,
     namespace: str = "default",
 ) -> dict[str, Any]:
-    devices: dict[str, Any] = {"requests": list(requests)}
+    """A claim; with no requests, one for a device of class A (``claimWithRequest``)."""
+    devices: dict[str, Any] = {"requests": list(requests) or [request(REQ_0, CLASS_A)]}
     if constraints:
         devices["constraints"] = constraints
     if config:
