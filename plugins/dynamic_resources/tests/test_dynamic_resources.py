@@ -280,3 +280,66 @@ def test_args_are_validated_all_at_once():
         "profiles[0].pluginConfig[0].args.bindingTimeout: must be a duration such as '10s', "
         "got '5'",
     ]
+
+
+# -- simulate: DRA objects from manifests, allocations seen by the next pod -----------------------
+CLUSTER_YAML = f"""
+apiVersion: v1
+kind: Node
+metadata: {{name: {NODE_1}}}
+status: {{allocatable: {{cpu: "4", memory: 8Gi, pods: "110"}}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {{name: {CLASS_A}}}
+spec:
+  selectors: [{{cel: {{expression: 'device.driver == "{DRIVER_A}"'}}}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {{name: slice-1}}
+spec:
+  driver: {DRIVER_A}
+  nodeName: {NODE_1}
+  pool: {{name: {POOL_1}, generation: 1, resourceSliceCount: 1}}
+  devices: [{{name: {DEVICE_1}}}]
+"""
+
+
+def _claim_and_pod(name: str) -> str:
+    return f"""
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: {name}-claim, namespace: default, uid: uid-{name}-claim}}
+spec:
+  devices:
+    requests: [{{name: {REQ_0}, exactly: {{deviceClassName: {CLASS_A}}}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: default, uid: uid-{name}}}
+spec:
+  schedulerName: custom-scheduler
+  containers: [{{name: c, image: busybox}}]
+  resourceClaims: [{{name: gpu, resourceClaimName: {name}-claim}}]
+"""
+
+
+def test_simulate_reads_dra_objects_and_the_next_pod_sees_the_allocation():
+    from kubesched.manifests import parse_cluster
+    from kubesched.simulate import simulate
+    from kubesched.testing.harness import make_config
+
+    text = CLUSTER_YAML + _claim_and_pod("first") + _claim_and_pod("second")
+    cluster = parse_cluster(text, "cluster.yaml")
+    assert sorted(cluster.objects) == ["DeviceClass", "ResourceClaim", "ResourceSlice"]
+    config, registry = make_config(
+        {NAME: DynamicResources}, {"plugins": {"multiPoint": {"enabled": [{"name": NAME}]}}}
+    )
+    outcome = {p.name: (p.node, p.message) for p in simulate(cluster, config, registry).pods}
+    assert outcome["first"] == (NODE_1, "")
+    assert outcome["second"] == (
+        None,
+        f"0/1 nodes are available: 1 {REASON_CANNOT_ALLOCATE}.",
+    )
