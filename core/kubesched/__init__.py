@@ -6,6 +6,7 @@ and may change.
 
 from . import selectors, storage
 from .backends import BindError, ClusterBackend, InMemoryBackend, ObjectWriteError
+from .config.decode import parse_duration
 from .cycle_state import CycleState
 from .errors import (
     ArgsError,
@@ -20,7 +21,6 @@ from .handle import Handle
 from .hookspecs import hookimpl
 from .nodeinfo import NodeInfo, pod_requests
 from .objects import Container, Node, ObjectError, Pod, Taint, Toleration
-from .config.decode import parse_duration
 from .quantity import InvalidQuantity, parse_quantity
 from .results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
 from .snapshot import Snapshot

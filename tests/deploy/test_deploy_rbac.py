@@ -80,7 +80,7 @@ MATRIX = [
     granted("watch", "deviceclasses.resource.k8s.io", "DynamicResources: class selectors"),
     granted("watch", "resourceslices.resource.k8s.io", "DynamicResources: the devices"),
     granted("update", "resourceclaims.resource.k8s.io", "DRA PreBind: finalizer", "default"),
-    granted("update", "resourceclaims.resource.k8s.io/status", "DRA PreBind: allocation", "default"),
+    granted("update", "resourceclaims.resource.k8s.io/status", "DRA: allocation", "default"),
     granted("update", "resourceclaims.resource.k8s.io/binding", "DRA: reservedFor", "default"),
     granted("create", "leases.coordination.k8s.io", "its Lease, once (create has no name)", NS),
     granted("get", "leases.coordination.k8s.io", "leader election", NS, LEASE),
