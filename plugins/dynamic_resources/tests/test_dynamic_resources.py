@@ -343,3 +343,35 @@ def test_simulate_reads_dra_objects_and_the_next_pod_sees_the_allocation():
         None,
         f"0/1 nodes are available: 1 {REASON_CANNOT_ALLOCATE}.",
     )
+
+
+def test_a_generated_claim_in_the_pod_status_is_its_own_update_action():
+    from kubesched import ActionType
+    from kubesched.event_handlers import pod_update_actions
+
+    old = make_pod("p").uid("uid-p").obj()
+    new = make_pod("p").uid("uid-p").obj()
+    new.raw.setdefault("status", {})["resourceClaimStatuses"] = [
+        {"name": "gpu", "resourceClaimName": "p-gpu-x"}
+    ]
+    assert pod_update_actions(old, new) == ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
+
+
+def test_the_generated_claim_moves_the_gated_pod_to_the_queue():
+    generated = claim("p-gpu-abc")
+    generated["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "uid-p", "controller": True}
+    ]
+    with harness(("ResourceClaim", [generated])) as h:
+        entries = [{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}]
+        pending = make_pod("p").uid("uid-p").spec(resourceClaims=entries).obj()
+        h.add_pod(pending)
+        h.run()
+        assert h.node_of("p") is None
+        updated = make_pod("p").uid("uid-p").spec(resourceClaims=entries).obj()
+        updated.raw.setdefault("status", {})["resourceClaimStatuses"] = [
+            {"name": "gpu", "resourceClaimName": "p-gpu-abc"}
+        ]
+        h.backend.add_pod(updated)  # same uid: an update
+        h.run()
+        assert h.node_of("p") == NODE_1
