@@ -6,6 +6,7 @@ and may change.
 
 from . import helpers, selectors, storage
 from .backends import BindError, ClusterBackend, InMemoryBackend, ObjectWriteError
+from .config.decode import parse_duration
 from .cycle_state import CycleState
 from .errors import (
     ArgsError,
@@ -20,6 +21,7 @@ from .handle import Handle
 from .hookspecs import hookimpl
 from .nodeinfo import NodeInfo, pod_requests
 from .objects import Container, Node, ObjectError, Pod, Taint, Toleration
+from .quantity import InvalidQuantity, parse_quantity
 from .results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
 from .snapshot import Snapshot
 from .status import Code, Status
@@ -42,6 +44,7 @@ __all__ = [
     "FieldError",
     "Handle",
     "InMemoryBackend",
+    "InvalidQuantity",
     "KubeschedError",
     "ManifestError",
     "Node",
@@ -63,6 +66,8 @@ __all__ = [
     "__version__",
     "helpers",
     "hookimpl",
+    "parse_duration",
+    "parse_quantity",
     "pod_requests",
     "selectors",
     "storage",

@@ -36,6 +36,10 @@ def _taints(node: Node) -> list[tuple[str, str, str]]:
     return sorted((t.key, t.value, t.effect) for t in node.taints)
 
 
+def _declared_features(node: Node) -> object:
+    return (node.raw.get("status") or {}).get("declaredFeatures") or []
+
+
 def node_update_actions(old: Node, new: Node) -> ActionType:
     """What changed between two versions of a node, as far as scheduling cares."""
     actions = ActionType(0)
@@ -51,7 +55,13 @@ def node_update_actions(old: Node, new: Node) -> ActionType:
         actions |= ActionType.UPDATE_NODE_CONDITION
     if old.annotations != new.annotations:
         actions |= ActionType.UPDATE_NODE_ANNOTATION
+    if _declared_features(old) != _declared_features(new):
+        actions |= ActionType.UPDATE_NODE_DECLARED_FEATURE
     return actions
+
+
+def _claim_statuses(pod: Pod) -> object:
+    return (pod.raw.get("status") or {}).get("resourceClaimStatuses") or []
 
 
 def pod_update_actions(old: Pod, new: Pod) -> ActionType:
@@ -68,6 +78,8 @@ def pod_update_actions(old: Pod, new: Pod) -> ActionType:
     old_requests, new_requests = pod_requests(old), pod_requests(new)
     if any(new_requests.get(name, 0) < value for name, value in old_requests.items()):
         actions |= ActionType.UPDATE_POD_SCALE_DOWN
+    if _claim_statuses(old) != _claim_statuses(new):
+        actions |= ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
     return actions or ActionType.UPDATE_POD_OTHER
 
 

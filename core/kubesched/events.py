@@ -41,6 +41,9 @@ class EventResource(enum.StrEnum):
     CSI_DRIVER = "CSIDriver"
     CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
     VOLUME_ATTACHMENT = "VolumeAttachment"
+    RESOURCE_CLAIM = "ResourceClaim"
+    DEVICE_CLASS = "DeviceClass"
+    RESOURCE_SLICE = "ResourceSlice"
     WILDCARD = "*"
 
     @classmethod
@@ -84,6 +87,10 @@ class ActionType(enum.IntFlag):
     UPDATE_NODE_OTHER = enum.auto()
     #: An update of any other object (kube's plain ``Update``): a PV, a PVC, a CSINode, …
     UPDATE_OBJECT = enum.auto()
+    #: ``status.declaredFeatures`` changed (kube-scheduler's ``UpdateNodeDeclaredFeature``).
+    UPDATE_NODE_DECLARED_FEATURE = enum.auto()
+    #: A pod's ``status.resourceClaimStatuses`` changed (``UpdatePodGeneratedResourceClaim``).
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM = enum.auto()
 
     UPDATE = (
         UPDATE_NODE_ALLOCATABLE
@@ -92,11 +99,13 @@ class ActionType(enum.IntFlag):
         | UPDATE_NODE_CONDITION
         | UPDATE_NODE_ANNOTATION
         | UPDATE_NODE_OTHER
+        | UPDATE_NODE_DECLARED_FEATURE
         | UPDATE_POD_LABEL
         | UPDATE_POD_SCALE_DOWN
         | UPDATE_POD_TOLERATIONS
         | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
         | UPDATE_POD_OTHER
+        | UPDATE_POD_GENERATED_RESOURCE_CLAIM
         | UPDATE_OBJECT
     )
     ALL = ADD | DELETE | UPDATE

@@ -47,6 +47,10 @@ CONSULTED_KINDS = frozenset(
         "CSIDriver",
         "CSIStorageCapacity",
         "VolumeAttachment",
+        # Dynamic resource allocation (DynamicResources).
+        "ResourceClaim",
+        "DeviceClass",
+        "ResourceSlice",
     }
 )
 

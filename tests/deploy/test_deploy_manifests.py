@@ -50,6 +50,12 @@ UPPER_BOUND = {
     ("storage.k8s.io", "volumeattachments"): {"get", "list", "watch"},
     # With `system:volume-scheduler`, which kube binds to the same user.
     ("storage.k8s.io", "storageclasses"): {"get", "list", "watch"},
+    # system:kube-scheduler's DRA rules (DynamicResourceAllocation is always on in v1.37).
+    ("resource.k8s.io", "deviceclasses"): {"get", "list", "watch"},
+    ("resource.k8s.io", "resourceslices"): {"get", "list", "watch"},
+    ("resource.k8s.io", "resourceclaims"): {"get", "list", "watch", "update", "patch"},
+    ("resource.k8s.io", "resourceclaims/status"): {"get", "list", "watch", "update", "patch"},
+    ("resource.k8s.io", "resourceclaims/binding"): {"update", "patch"},
 }
 
 

@@ -2,9 +2,10 @@
 
 Source: ``pkg/scheduler/apis/config/<version>/default_plugins.go`` in kubernetes/kubernetes.
 The volume-limit plugins of older releases (``EBSLimits``, ``GCEPDLimits``, ``AzureDiskLimits``)
-are left out: kube-scheduler removed them and rejects them in v1 files. ``DynamicResources``, which
-kube-scheduler inserts before ``DefaultPreemption`` when its DynamicResourceAllocation feature gate
-is on, is left out too: this project has no feature gates, and a profile can enable it explicitly.
+are left out: kube-scheduler removed them and rejects them in v1 files. v1.37 adds
+``DynamicResources`` before ``DefaultPreemption`` and ``NodeDeclaredFeatures`` at the end through
+feature gates that are on (DRA: always) in v1.37; they are listed here as kube-scheduler ends up
+with them.
 """
 
 from __future__ import annotations
@@ -32,10 +33,12 @@ DEFAULT_PLUGINS: list[PluginRef] = [
     PluginRef("VolumeZone"),
     PluginRef("PodTopologySpread", 2),
     PluginRef("InterPodAffinity", 2),
+    PluginRef("DynamicResources", 2),
     PluginRef("DefaultPreemption"),
     PluginRef("NodeResourcesBalancedAllocation", 1),
     PluginRef("ImageLocality", 1),
     PluginRef("DefaultBinder"),
+    PluginRef("NodeDeclaredFeatures"),
 ]
 
 #: The distribution of this project that provides each default plugin it ships (the

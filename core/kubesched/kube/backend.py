@@ -40,6 +40,9 @@ KIND_PATHS = {
     "CSIDriver": "/apis/storage.k8s.io/v1/csidrivers",
     "CSIStorageCapacity": "/apis/storage.k8s.io/v1/csistoragecapacities",
     "VolumeAttachment": "/apis/storage.k8s.io/v1/volumeattachments",
+    "ResourceClaim": "/apis/resource.k8s.io/v1/resourceclaims",
+    "DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
+    "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
 }
 
 
