@@ -7,6 +7,7 @@ pod's scheduling cycle does not wait on the API).
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import threading
@@ -24,6 +25,7 @@ from .cycle_state import CycleState
 from .errors import ConfigError, FieldError
 from .event_handlers import SchedulerEventHandler
 from .events import ActionType, ClusterEvent, EventResource
+from .extender import ExtenderError, HTTPExtender
 from .framework import RUNNING_BINDING_PLUGIN, Framework, ProfileBuildError
 from .handle import Handle
 from .objects import Pod
@@ -205,7 +207,10 @@ class Scheduler:
         for framework in self.frameworks.values():
             framework.handle.nominator = self.queue.nominator
             framework.handle.activator = self.queue.activate
-        self.algorithm = SchedulingAlgorithm(config.percentage_of_nodes_to_score, self.rng)
+        self.extenders = [HTTPExtender(extender) for extender in config.extenders]
+        self.algorithm = SchedulingAlgorithm(
+            config.percentage_of_nodes_to_score, self.rng, self.extenders
+        )
         if metrics is not None:
             self.algorithm.observe = metrics.extension_point
         self.handler = SchedulerEventHandler(
@@ -267,6 +272,8 @@ class Scheduler:
             runners, self._runners = list(self._runners.values()), {}
         for runner in runners:
             runner.close()
+        for extender in self.extenders:
+            extender.close()
 
     def wait_for_bindings(self, timeout: float | None = None) -> bool:
         """Block until no binding cycle is running; False on timeout."""
@@ -476,7 +483,9 @@ class Scheduler:
                     framework, framework.run_pre_bind, state, pod, node, "preBind"
                 )
             if status.is_success():
-                status = self._binding_call(framework, framework.run_bind, state, pod, node, "bind")
+                status = self._binding_call(
+                    framework, functools.partial(self._bind, framework), state, pod, node, "bind"
+                )
             if not status.is_success():
                 self._binding_failed(framework, state, info, node, status, started)
                 return
@@ -505,6 +514,28 @@ class Scheduler:
             with self._bindings_done:
                 self._in_flight_bindings -= 1
                 self._bindings_done.notify_all()
+
+    def _bind(self, framework: Framework, state: CycleState, pod: Pod, node: str) -> Status:
+        """kube's ``bind``: the first interested extender with a bindVerb binds the pod (an
+        ignorable one that fails is skipped); without one, the Bind plugins do."""
+        for extender in self.extenders:
+            if not extender.is_binder or not extender.is_interested(pod):
+                continue
+            try:
+                extender.bind(pod, node)
+            except ExtenderError as err:
+                if extender.ignorable:
+                    log.info(
+                        "skipping extender %s in bind as it returned error and has ignorable "
+                        "flag set: %s",
+                        extender.name,
+                        err,
+                    )
+                    continue
+                return Status(Code.ERROR, str(err))
+            self.backend.bound_by_extender(pod, node)
+            return Status.success()
+        return framework.run_bind(state, pod, node)
 
     def _binding_call(
         self,

@@ -14,6 +14,7 @@ from ..errors import FieldError, PluginLoadError
 from ..hookspecs import EXTENSION_POINTS
 from ..registry import Registry
 from .decode import DecodedConfig, PluginEntry, ProfileSpec
+from .extenders import apply_ignored_resources, decode_extenders
 from .defaults import MULTI_POINT, default_plugin_sets
 from .merge import expand_multi_point, merge_plugins
 from .types import DEFAULT_SCHEDULER_NAME, PluginRef, Profile, SchedulerConfiguration
@@ -306,6 +307,8 @@ def build_configuration(
     profiles = [builder.build(spec, single=len(specs) == 1) for spec in specs]
     _check_profiles(profiles, errors)
     _check_top_level(config, errors)
+    extenders = decode_extenders(config.extra.get("extenders"), errors)
+    apply_ignored_resources(profiles, extenders)
     if builder.skipped_defaults:
         order = [
             ref.name for key in (MULTI_POINT, *EXTENSION_POINTS) for ref in defaults.get(key, [])
@@ -323,4 +326,5 @@ def build_configuration(
         extra=config.extra,
         api_version=config.api_version,
         warnings=warnings,
+        extenders=extenders,
     )
