@@ -14,8 +14,8 @@ from ..errors import FieldError, PluginLoadError
 from ..hookspecs import EXTENSION_POINTS
 from ..registry import Registry
 from .decode import DecodedConfig, PluginEntry, ProfileSpec
-from .extenders import apply_ignored_resources, decode_extenders
 from .defaults import MULTI_POINT, default_plugin_sets
+from .extenders import apply_ignored_resources, decode_extenders
 from .merge import expand_multi_point, merge_plugins
 from .types import DEFAULT_SCHEDULER_NAME, PluginRef, Profile, SchedulerConfiguration
 
