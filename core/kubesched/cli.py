@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any, TextIO
 
-from . import __version__, explain_cli, scaffold
+from . import __version__, explain_cli, extender_cli, scaffold
 from .backends.memory import InMemoryBackend
 from .config import SchedulerConfiguration, load_config
 from .errors import KubeschedError, PluginLoadError
@@ -243,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.set_defaults(func=cmd_simulate)
     explain_cli.register_commands(commands)
+    extender_cli.register_commands(commands)
 
     run = commands.add_parser("run", help="schedule the pods of a cluster (as a service)")
     run.add_argument(
