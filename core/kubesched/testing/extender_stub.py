@@ -7,7 +7,7 @@
   (message :data:`REJECT_MESSAGE`), ``unresolvable`` in ``FailedAndUnresolvableNodes``
   (:data:`UNRESOLVABLE_MESSAGE`); every other node is kept.
 - prioritize: a node's score is its ``extender.kubesched.io/score`` label (0–10; none: 0).
-- a pod labelled ``extender.kubesched.io/fail`` makes every verb fail: ``status`` answers HTTP
+- a pod labelled ``extender.kubesched.io/fail`` (``fail_label``) makes every verb fail: ``status`` answers HTTP
   500, ``error`` answers 200 with ``Error`` set to :data:`ERROR_MESSAGE`.
 - bind: records the binding (``bindings``) and, when ``binder`` is given, calls it
   ``binder(namespace, name, uid, node)`` to write it (e.g. through the API).
@@ -63,7 +63,8 @@ class _Handler(BaseHTTPRequestHandler):
         stub = self.server.stub
         with stub._lock:
             stub.requests.append((verb, body))
-        fail = _labels((body or {}).get("Pod")).get(FAIL_LABEL) if verb != "bind" else None
+        pod_labels = _labels((body or {}).get("Pod"))
+        fail = pod_labels.get(stub.fail_label) if verb != "bind" else None
         if verb == "bind":
             fail = stub._failing_binds.get(body.get("PodName", ""))
         if fail == "status":
@@ -108,8 +109,11 @@ class StubExtender:
         *,
         node_cache_capable: bool = False,
         binder: Callable[[str, str, str, str], None] | None = None,
+        fail_label: str = FAIL_LABEL,
     ) -> None:
         self.node_cache_capable = node_cache_capable
+        #: The pod label that makes this stub fail (two stubs can fail apart).
+        self.fail_label = fail_label
         self.binder = binder
         #: Node name -> labels, for requests that carry names only.
         self.nodes: dict[str, Mapping[str, str]] = {}
