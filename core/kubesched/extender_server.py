@@ -474,6 +474,10 @@ class _Server(ThreadingHTTPServer):
         self.service = service
         super().__init__(address, _Handler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that drops the connection (or fails the TLS handshake) is no server error.
+        log.debug("request from %s failed", client_address, exc_info=True)
+
 
 class ExtenderServer:
     """Serves an :class:`ExtenderService` over HTTP (HTTPS with a certificate and key)."""
@@ -492,7 +496,11 @@ class ExtenderServer:
         if tls_cert:
             context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             context.load_cert_chain(tls_cert, tls_key or None)
-            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+            # The handshake happens on first read, in the request's thread: a slow or non-TLS
+            # client cannot hold up the accepting loop.
+            self._server.socket = context.wrap_socket(
+                self._server.socket, server_side=True, do_handshake_on_connect=False
+            )
         self.scheme = "https" if tls_cert else "http"
         self._thread: threading.Thread | None = None
 

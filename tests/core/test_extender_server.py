@@ -6,6 +6,7 @@ tests also prove that both sides speak the same JSON; bad requests are sent raw.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -247,3 +248,52 @@ def test_a_configuration_with_several_profiles_needs_profile() -> None:
     config.profiles.append(config.profiles[0].__class__(scheduler_name="other"))
     with pytest.raises(KubeschedError, match="choose the one to serve with --profile"):
         ExtenderService(ServeOptions(config, registry))
+
+
+# -- TLS ------------------------------------------------------------------------------------------
+@pytest.fixture
+def tls_server(tmp_path) -> Iterator[tuple[ExtenderServer, bytes]]:
+    from kubesched.testing._certs import CertificateAuthority
+
+    ca = CertificateAuthority(tmp_path / "ca")
+    pair = ca.issue_serving("extender")
+    config, registry = make_config(
+        PLUGINS, {"plugins": {"filter": {"enabled": [{"name": "ZoneFilter"}]}}}
+    )
+    service = ExtenderService(ServeOptions(config, registry))
+    server = ExtenderServer(
+        service, tls_cert=str(pair.cert_path), tls_key=str(pair.key_path)
+    ).start()
+    yield server, ca.cert_pem
+    server.stop()
+
+
+@pytest.mark.parametrize(
+    "tls",
+    [
+        pytest.param(
+            lambda ca: {"tlsConfig": {"caData": base64.b64encode(ca).decode()}}, id="caData"
+        ),
+        pytest.param(lambda ca: {"enableHTTPS": True}, id="enableHTTPS-without-CA"),
+        pytest.param(lambda ca: {"tlsConfig": {"insecure": True}}, id="insecure"),
+    ],
+)
+def test_https_extenders(tls_server, tls) -> None:
+    server, ca = tls_server
+    assert server.url.startswith("https://")
+    ext = client(server, filterVerb="filter", **tls(ca))
+    assert [i.name for i in ext.filter(make_pod("p").obj(), infos()).feasible] == ["n0", "n3"]
+
+
+def test_an_https_extender_with_another_ca_is_refused(tls_server, tmp_path) -> None:
+    from kubesched.testing._certs import CertificateAuthority
+
+    server, _ = tls_server
+    other = CertificateAuthority(tmp_path / "other").cert_pem
+    ext = client(
+        server, filterVerb="filter", tlsConfig={"caData": base64.b64encode(other).decode()}
+    )
+    with pytest.raises(
+        ExtenderError, match=r"Post \"https://127.0.0.1:\d+/filter\": .*CERTIFICATE_VERIFY_FAILED"
+    ):
+        ext.filter(make_pod("p").obj(), infos())
