@@ -196,6 +196,10 @@ class HTTPExtender:
         return bool(self.config.bind_verb)
 
     @property
+    def supports_preemption(self) -> bool:
+        return bool(self.config.preempt_verb)
+
+    @property
     def weight(self) -> int:
         return self.config.weight
 
@@ -279,6 +283,55 @@ class HTTPExtender:
         answer = self._send(self.config.bind_verb, binding_args(pod, node_name))
         if isinstance(answer, Mapping) and answer.get("Error"):
             raise ExtenderError(str(answer["Error"]))
+
+    def process_preemption(
+        self,
+        pod: Pod,
+        victims: Mapping[str, tuple[list[Pod], int]],
+        snapshot: Any,
+    ) -> dict[str, tuple[list[Pod], int]]:
+        """kube's ``ProcessPreemption``: node -> (victims, PDB violations) as the extender
+        narrows them. Sent as ``NodeNameToVictims`` (whole pods) or, to a nodeCacheCapable
+        extender, ``NodeNameToMetaVictims`` (UIDs); the answer is always
+        ``NodeNameToMetaVictims``, turned back into pods through ``snapshot``."""
+        if not self.supports_preemption:
+            raise ExtenderError(
+                f"preempt verb is not defined for extender {self.name} but run into "
+                "ProcessPreemption"
+            )
+        meta = {
+            node: {"Pods": [{"UID": p.uid} for p in pods], "NumPDBViolations": violations}
+            for node, (pods, violations) in victims.items()
+        }
+        if self.config.node_cache_capable:
+            args = {"Pod": pod.raw, "NodeNameToVictims": None, "NodeNameToMetaVictims": meta}
+        else:
+            full = {
+                node: {"Pods": [p.raw for p in pods], "NumPDBViolations": violations}
+                for node, (pods, violations) in victims.items()
+            }
+            args = {"Pod": pod.raw, "NodeNameToVictims": full, "NodeNameToMetaVictims": None}
+        answer = self._send(self.config.preempt_verb, args)
+        if not isinstance(answer, Mapping):
+            raise self._bad_answer("preempt", "an ExtenderPreemptionResult object", answer)
+        out: dict[str, tuple[list[Pod], int]] = {}
+        for node, entry in (answer.get("NodeNameToMetaVictims") or {}).items():
+            info = snapshot.get(node)
+            if info is None:
+                raise ExtenderError(f'nodeinfo not found for node name "{node}"')
+            entry = entry or {}
+            pods: list[Pod] = []
+            by_uid = {p.uid: p for p in info.pods.values()}
+            for meta_pod in entry.get("Pods") or ():
+                uid = (meta_pod or {}).get("UID", "")
+                if uid not in by_uid:
+                    raise ExtenderError(
+                        f"extender: {self.name} claims to preempt pod (UID: &{{{uid}}}) on node: "
+                        f"{node}, but the pod is not found on that node"
+                    )
+                pods.append(by_uid[uid])
+            out[node] = (pods, int(entry.get("NumPDBViolations") or 0))
+        return out
 
     # -- the wire ------------------------------------------------------------------------------
     def _send(self, verb: str, body: Any) -> Any:

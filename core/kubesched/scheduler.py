@@ -197,6 +197,7 @@ class Scheduler:
         self.waiting_pods = WaitingPods()
         self.rng = random.Random(seed)
         registry = registry if registry is not None else Registry.installed()
+        self.extenders = [HTTPExtender(extender) for extender in config.extenders]
         self.frameworks = build_frameworks(config, registry, self._handle_for)
         self.queue = SchedulingQueue(
             self.frameworks,
@@ -207,7 +208,6 @@ class Scheduler:
         for framework in self.frameworks.values():
             framework.handle.nominator = self.queue.nominator
             framework.handle.activator = self.queue.activate
-        self.extenders = [HTTPExtender(extender) for extender in config.extenders]
         self.algorithm = SchedulingAlgorithm(
             config.percentage_of_nodes_to_score, self.rng, self.extenders
         )
@@ -241,6 +241,7 @@ class Scheduler:
             self.waiting_pods,
             self.config.parallelism,
             self.rng,
+            self.extenders,
         )
 
     # -- running -------------------------------------------------------------------------------

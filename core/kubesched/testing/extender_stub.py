@@ -7,8 +7,11 @@
   (message :data:`REJECT_MESSAGE`), ``unresolvable`` in ``FailedAndUnresolvableNodes``
   (:data:`UNRESOLVABLE_MESSAGE`); every other node is kept.
 - prioritize: a node's score is its ``extender.kubesched.io/score`` label (0–10; none: 0).
-- a pod labelled ``extender.kubesched.io/fail`` (``fail_label``) makes every verb fail: ``status`` answers HTTP
-  500, ``error`` answers 200 with ``Error`` set to :data:`ERROR_MESSAGE`.
+- a pod labelled ``extender.kubesched.io/fail`` (``fail_label``) makes every verb fail:
+  ``status`` answers HTTP 500, ``error`` answers 200 with ``Error`` set to
+  :data:`ERROR_MESSAGE`.
+- preempt: keeps kube's candidates and victims, less the nodes in ``refuse_preemption``; a
+  node in ``no_victims`` comes back with none (kube refuses that answer).
 - bind: records the binding (``bindings``) and, when ``binder`` is given, calls it
   ``binder(namespace, name, uid, node)`` to write it (e.g. through the API).
 
@@ -77,6 +80,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(HTTPStatus.OK, stub._prioritize(body))
         elif verb == "bind":
             self._reply(HTTPStatus.OK, stub._bind(body))
+        elif verb == "preempt":
+            self._reply(HTTPStatus.OK, stub._preempt(body))
         else:
             self._reply(HTTPStatus.NOT_FOUND, {"Error": f"no verb {verb}"})
 
@@ -120,6 +125,9 @@ class StubExtender:
         self.requests: list[tuple[str, Any]] = []
         self.bindings: list[tuple[str, str, str]] = []
         self._failing_binds: dict[str, str] = {}
+        #: preempt: nodes dropped from the candidates, and nodes answered with no victims.
+        self.refuse_preemption: set[str] = set()
+        self.no_victims: set[str] = set()
         self._lock = threading.Lock()
         self._server: _Server | None = None
 
@@ -176,6 +184,23 @@ class StubExtender:
             except Exception as exc:
                 return {"Error": str(exc)}
         return {"Error": ""}
+
+    def _preempt(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        meta = body.get("NodeNameToMetaVictims")
+        if meta is None:
+            meta = {
+                node: {
+                    "Pods": [{"UID": p["metadata"]["uid"]} for p in (v or {}).get("Pods") or ()],
+                    "NumPDBViolations": (v or {}).get("NumPDBViolations", 0),
+                }
+                for node, v in (body.get("NodeNameToVictims") or {}).items()
+            }
+        out = {}
+        for node, victims in meta.items():
+            if node in self.refuse_preemption:
+                continue
+            out[node] = {**victims, "Pods": []} if node in self.no_victims else victims
+        return {"NodeNameToMetaVictims": out}
 
     def fail_bind(self, pod_name: str, how: str) -> None:
         """Make binding ``pod_name`` fail: ``status`` (HTTP 500) or ``error`` (``Error``)."""
