@@ -484,9 +484,13 @@ class Scheduler:
                     framework, framework.run_pre_bind, state, pod, node, "preBind"
                 )
             if status.is_success():
-                status = self._binding_call(
-                    framework, functools.partial(self._bind, framework), state, pod, node, "bind"
+                # Extenders bind first when one may (kube's extendersBinding); else the plugins.
+                bind = (
+                    functools.partial(self._bind, framework)
+                    if any(e.is_binder for e in self.extenders)
+                    else framework.run_bind
                 )
+                status = self._binding_call(framework, bind, state, pod, node, "bind")
             if not status.is_success():
                 self._binding_failed(framework, state, info, node, status, started)
                 return
