@@ -27,23 +27,14 @@ from pathlib import Path
 import yaml
 
 from bench.cluster import transport_for
+from bench.contenders import DISABLED_PLUGINS
 from bench.measure import PodWatch, percentile
 from kubesched.testing import _procs
 from kubesched.testing.controlplane import ControlPlane, find_binaries, ready_node
 
 NAMESPACE = "extender-bench"
 LABEL = "bench.kubesched.io/extender"
-DISABLED = [
-    {"name": n}
-    for n in (
-        "VolumeRestrictions",
-        "NodeVolumeLimits",
-        "VolumeBinding",
-        "VolumeZone",
-        "DynamicResources",
-        "NodeDeclaredFeatures",
-    )
-]
+DISABLED = [{"name": n} for n in DISABLED_PLUGINS]
 SERVED = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
