@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any, TextIO
 
-from . import __version__, explain_cli, scaffold, whatif
+from . import __version__, explain_cli, extender_cli, scaffold, whatif
 from .config import SchedulerConfiguration
 from .errors import KubeschedError, PluginLoadError
 from .hookspecs import EXTENSION_POINTS
@@ -259,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     whatif.add_arguments(sim)
     sim.set_defaults(func=cmd_simulate)
     explain_cli.register_commands(commands)
+    extender_cli.register_commands(commands)
 
     run = commands.add_parser("run", help="schedule the pods of a cluster (as a service)")
     run.add_argument(

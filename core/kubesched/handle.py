@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .waiting_pods import WaitingPods
@@ -40,8 +40,12 @@ class Handle:
         waiting_pods: WaitingPods | None = None,
         parallelism: int = 16,
         rng: random.Random | None = None,
+        extenders: Sequence[Any] = (),
     ) -> None:
         self.profile_name = profile_name
+        #: The configuration's HTTP extenders (:class:`kubesched.extender.HTTPExtender`), in
+        #: kube-scheduler's order: DefaultPreemption asks those with a preemptVerb.
+        self.extenders = list(extenders)
         self.backend = backend
         self._snapshot = snapshot
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()

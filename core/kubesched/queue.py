@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .events import ActionType, ClusterEvent, EventResource, QueueingHint
+from .extender import EXTENDER_NAME
 from .nominator import Nominator
 from .objects import Pod
 from .results import QueuedPodInfo
@@ -296,6 +297,8 @@ class SchedulingQueue:
             return True
         if event.resource is EventResource.WILDCARD and event.action == ActionType.ALL:
             return new is None or (isinstance(new, Pod) and new.uid == info.pod.uid)
+        if EXTENDER_NAME in rejectors:  # extenders register no events: any event may help
+            return True
         registered = self._events.get(info.pod.scheduler_name, {})
         for plugin, entries in registered.items():
             if plugin not in rejectors:

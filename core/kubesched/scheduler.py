@@ -8,6 +8,7 @@ pod's scheduling cycle does not wait on the API).
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import random
 import threading
@@ -25,6 +26,7 @@ from .cycle_state import CycleState
 from .errors import ConfigError, FieldError
 from .event_handlers import SchedulerEventHandler
 from .events import ActionType, ClusterEvent, EventResource
+from .extender import ExtenderError, HTTPExtender
 from .framework import RUNNING_BINDING_PLUGIN, Framework, ProfileBuildError
 from .handle import Handle
 from .objects import Pod
@@ -212,6 +214,7 @@ class Scheduler:
         self.longest_wait = 0.0
         self.rng = random.Random(seed)
         registry = registry if registry is not None else Registry.installed()
+        self.extenders = [HTTPExtender(extender) for extender in config.extenders]
         self.frameworks = build_frameworks(config, registry, self._handle_for)
         self.queue = SchedulingQueue(
             self.frameworks,
@@ -222,7 +225,9 @@ class Scheduler:
         for framework in self.frameworks.values():
             framework.handle.nominator = self.queue.nominator
             framework.handle.activator = self.queue.activate
-        self.algorithm = SchedulingAlgorithm(config.percentage_of_nodes_to_score, self.rng)
+        self.algorithm = SchedulingAlgorithm(
+            config.percentage_of_nodes_to_score, self.rng, self.extenders
+        )
         if metrics is not None:
             self.algorithm.observe = metrics.extension_point
         self.handler = SchedulerEventHandler(
@@ -253,6 +258,7 @@ class Scheduler:
             self.waiting_pods,
             self.config.parallelism,
             self.rng,
+            self.extenders,
         )
 
     # -- running -------------------------------------------------------------------------------
@@ -284,6 +290,8 @@ class Scheduler:
             runners, self._runners = list(self._runners.values()), {}
         for runner in runners:
             runner.close()
+        for extender in self.extenders:
+            extender.close()
 
     def wait_for_bindings(self, timeout: float | None = None) -> bool:
         """Block until no binding cycle is running; False on timeout."""
@@ -547,7 +555,13 @@ class Scheduler:
                     framework, framework.run_pre_bind, state, pod, node, "preBind"
                 )
             if status.is_success():
-                status = self._binding_call(framework, framework.run_bind, state, pod, node, "bind")
+                # Extenders bind first when one may (kube's extendersBinding); else the plugins.
+                bind = (
+                    functools.partial(self._bind, framework)
+                    if any(e.is_binder for e in self.extenders)
+                    else framework.run_bind
+                )
+                status = self._binding_call(framework, bind, state, pod, node, "bind")
             if not status.is_success():
                 self._binding_failed(framework, state, info, node, status, started)
                 return
@@ -576,6 +590,28 @@ class Scheduler:
             with self._bindings_done:
                 self._in_flight_bindings -= 1
                 self._bindings_done.notify_all()
+
+    def _bind(self, framework: Framework, state: CycleState, pod: Pod, node: str) -> Status:
+        """kube's ``bind``: the first interested extender with a bindVerb binds the pod (an
+        ignorable one that fails is skipped); without one, the Bind plugins do."""
+        for extender in self.extenders:
+            if not extender.is_binder or not extender.is_interested(pod):
+                continue
+            try:
+                extender.bind(pod, node)
+            except ExtenderError as err:
+                if extender.ignorable:
+                    log.info(
+                        "skipping extender %s in bind as it returned error and has ignorable "
+                        "flag set: %s",
+                        extender.name,
+                        err,
+                    )
+                    continue
+                return Status(Code.ERROR, str(err))
+            self.backend.bound_by_extender(pod, node)
+            return Status.success()
+        return framework.run_bind(state, pod, node)
 
     def _binding_call(
         self,

@@ -80,6 +80,11 @@ class ClusterBackend(Protocol):
     def bind(self, pod: Pod, node_name: str) -> None:
         """Assign ``pod`` to ``node_name``; raises :class:`BindError` when refused."""
 
+    def bound_by_extender(self, pod: Pod, node_name: str) -> None:
+        """An extender bound ``pod`` (it writes the binding itself, as kube-scheduler leaves it
+        to): a backend watching a real cluster learns of it from its watch, so does nothing
+        here; one that holds the cluster itself records the binding."""
+
     def report_failure(
         self, pod: Pod, reason: str, message: str, nominated_node_name: str | None
     ) -> None:

@@ -124,6 +124,10 @@ class InMemoryBackend:
             if self._handler is not None:
                 self._handler.on_pod_update(current, bound)
 
+    def bound_by_extender(self, pod: Pod, node_name: str) -> None:
+        # The simulated cluster has no API the extender could write to: record its binding.
+        self.bind(pod, node_name)
+
     def report_failure(
         self, pod: Pod, reason: str, message: str, nominated_node_name: str | None
     ) -> None:

@@ -16,6 +16,7 @@ from ..hookspecs import EXTENSION_POINTS
 from ..registry import Registry
 from .decode import DecodedConfig, PluginEntry, ProfileSpec
 from .defaults import DEFAULT_DISTRIBUTIONS, MULTI_POINT, default_plugin_sets
+from .extenders import apply_ignored_resources, decode_extenders
 from .merge import expand_multi_point, merge_plugins
 from .types import DEFAULT_SCHEDULER_NAME, PluginRef, Profile, SchedulerConfiguration
 
@@ -426,6 +427,8 @@ def build_configuration(
     profiles = [builder.build(spec, single=len(specs) == 1) for spec in specs]
     _check_profiles(profiles, errors)
     _check_top_level(config, errors)
+    extenders = decode_extenders(config.extra.get("extenders"), errors)
+    apply_ignored_resources(profiles, extenders)
     if builder.skipped_defaults:
         order = [
             ref.name for key in (MULTI_POINT, *EXTENSION_POINTS) for ref in defaults.get(key, [])
@@ -443,4 +446,5 @@ def build_configuration(
         extra=config.extra,
         api_version=config.api_version,
         warnings=warnings,
+        extenders=extenders,
     )

@@ -232,6 +232,9 @@ class KubernetesBackend:
             # bound" loses no pod.
             raise BindError(exc.message or str(exc), retryable=exc.status != 404) from None
 
+    def bound_by_extender(self, pod: Pod, node_name: str) -> None:
+        """The extender wrote the binding; the pod watch brings it into the cache."""
+
     def report_failure(
         self, pod: Pod, reason: str, message: str, nominated_node_name: str | None
     ) -> None:
