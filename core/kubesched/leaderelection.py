@@ -181,6 +181,12 @@ class LeaderElector:
         with self._lock:
             return time.monotonic() < self._leader_until
 
+    def leading_until(self) -> float:
+        """The monotonic instant this process's term ends unless renewed (0 when not leading):
+        no write it sends as leader may still be in flight after it."""
+        with self._lock:
+            return self._leader_until
+
     def run(self, stop: threading.Event) -> None:
         """Acquire, lead and renew until ``stop`` is set or leadership is lost (see the class)."""
         try:

@@ -82,6 +82,8 @@ class Service:
                 on_started_leading=self._started_leading,
                 on_stopped_leading=self._stopped_leading,
             )
+        if self.elector is not None:
+            self.transport.write_deadline = self.elector.leading_until
         self.backend = KubernetesBackend(
             self.transport,
             recorder=EventRecorder(self.transport),

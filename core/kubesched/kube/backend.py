@@ -7,6 +7,7 @@ Implements :class:`~kubesched.backends.ClusterBackend` over a real apiserver, so
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -17,7 +18,7 @@ from ..backends.base import BindError, EventHandler
 from ..objects import Node, Pod
 from .informer import Informer
 from .recorder import EventRecorder
-from .transport import NOT_SENT, ApiError, Transport
+from .transport import NOT_SENT, OUTCOME_UNKNOWN, ApiError, Transport
 
 __all__ = ["KubernetesBackend"]
 
@@ -51,6 +52,10 @@ def _ignore(*_args: Any) -> None:
 NON_TERMINAL_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 
 NOT_LEADER = "not the leader: binding refused"
+
+#: The apiserver's 409 for a Binding of a pod that already has a node (``assignPod`` in
+#: pkg/registry/core/pod/storage): 'pod p is already assigned to node "n"'.
+_ALREADY_ASSIGNED = re.compile(r'is already assigned to node "([^"]*)"')
 
 
 def _pod_path(pod: Pod, sub: str = "") -> str:
@@ -171,7 +176,12 @@ class KubernetesBackend:
 
     # -- decisions out -------------------------------------------------------------------------
     def bind(self, pod: Pod, node_name: str) -> None:
-        """POST a Binding (the apiserver sets nodeName and PodScheduled=True)."""
+        """POST a Binding (the apiserver sets nodeName and PodScheduled=True), once.
+
+        When the answer is lost (the connection broke or the deadline passed after the POST was
+        written) the apiserver may have bound the pod: the outcome is read back, from the pod
+        informer or a GET, never found out by posting again. A 409 saying the pod is already
+        on ``node_name`` is that same success."""
         if not self.can_bind():
             raise BindError(NOT_LEADER, retryable=True)
         body = {
@@ -187,11 +197,38 @@ class KubernetesBackend:
         except ApiError as exc:
             if exc.reason == NOT_SENT:
                 raise BindError(NOT_LEADER, retryable=True) from None
+            if exc.status == 409:
+                assigned = _ALREADY_ASSIGNED.search(exc.message or "")
+                if assigned and assigned.group(1) == node_name:
+                    log.info("pod %s was already bound to %s: done", pod.key, node_name)
+                    return
+            if exc.reason == OUTCOME_UNKNOWN:
+                bound_to = self._bound_to(pod)
+                if bound_to == node_name:
+                    log.info("the Binding of pod %s to %s took effect: %s", pod.key, node_name, exc)
+                    return
+                if bound_to:  # bound elsewhere meanwhile: the watch brings it to the cache
+                    raise BindError(f"pod is bound to {bound_to}", retryable=False) from None
             # Gone: retrying cannot help. Any other refusal (a 409 included) goes back to the
             # queue, as in kube-scheduler: when the pod was really bound elsewhere, the watch
             # removes it from the queue, so a conflict the apiserver did not mean as "already
             # bound" loses no pod.
             raise BindError(exc.message or str(exc), retryable=exc.status != 404) from None
+
+    def _bound_to(self, pod: Pod) -> str:
+        """The node ``pod`` (this very pod: same UID) is bound to now, ``""`` if none or unknown:
+        the informer's copy first, then a GET (a read is safe to repeat)."""
+        seen = self.pods.store.get(pod.uid) if self.pods is not None else None
+        if seen is not None and seen.node_name:
+            return seen.node_name
+        try:
+            raw = self.transport.request("GET", _pod_path(pod))
+        except ApiError as exc:
+            log.warning("reading back pod %s after a lost Binding answer: %s", pod.key, exc)
+            return ""
+        if not isinstance(raw, dict) or (raw.get("metadata") or {}).get("uid") != pod.uid:
+            return ""
+        return str((raw.get("spec") or {}).get("nodeName") or "")
 
     def report_failure(
         self, pod: Pod, reason: str, message: str, nominated_node_name: str | None
