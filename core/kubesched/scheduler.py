@@ -227,6 +227,13 @@ class Scheduler:
         self._runners_lock = threading.Lock()
         #: Called after each scheduling attempt (metrics, tests).
         self.on_attempt: Callable[[Attempt, float], None] | None = None
+        #: The thread running :meth:`run`, when it runs; when its latest cycle began; whether
+        #: it returned (asked to stop).
+        self.loop_thread: threading.Thread | None = None
+        self.heartbeat = time.monotonic()
+        self.loop_ended = False
+        #: The pod whose binding cycle the current scheduling cycle started (it owns it then).
+        self._handed_over: QueuedPodInfo | None = None
 
     def _handle_for(self, profile_name: str) -> Handle:
         return Handle(
@@ -250,14 +257,38 @@ class Scheduler:
             self.backend.start(self.handler, sync_timeout=sync_timeout)  # type: ignore[call-arg]
 
     def run(self, stop: threading.Event | None = None, poll_seconds: float = 1.0) -> None:
-        """Schedule until ``stop`` is set (or :meth:`stop` is called)."""
+        """Schedule until ``stop`` is set (or :meth:`stop` is called).
+
+        Nothing a cycle raises ends the loop: :meth:`schedule_one` turns it into an Error for
+        that pod, and a failure between cycles is logged. :attr:`heartbeat` is set before each
+        cycle, so a loop that stopped turning (a hung call) shows in :meth:`loop_stalled`."""
         stop = stop or self._stop
+        self.loop_thread = threading.current_thread()
         last_flush = time.monotonic()
         while not stop.is_set() and not self._stop.is_set():
-            self.schedule_one(timeout=poll_seconds)
-            if time.monotonic() - last_flush >= poll_seconds:
-                self.queue.flush()
-                last_flush = time.monotonic()
+            self.heartbeat = time.monotonic()
+            try:
+                self.schedule_one(timeout=poll_seconds)
+                if time.monotonic() - last_flush >= poll_seconds:
+                    self.queue.flush()
+                    last_flush = time.monotonic()
+            except Exception:
+                log.exception("scheduling loop: unexpected error; going on")
+                stop.wait(min(poll_seconds, 0.1))  # a failure that repeats must not spin
+        self.loop_ended = True
+
+    def loop_stalled(self, limit: float) -> str:
+        """Why the scheduling loop is not healthy (``""`` when it is, or never started): its
+        thread ended while it should run, or no cycle began for ``limit`` seconds."""
+        thread = self.loop_thread
+        if thread is None or self.loop_ended:
+            return ""
+        if not thread.is_alive():
+            return "the scheduling loop has exited"
+        idle = time.monotonic() - self.heartbeat
+        if idle > limit:
+            return f"the scheduling loop has not started a cycle for {idle:.0f}s (limit {limit:g}s)"
+        return ""
 
     def stop(self, wait_for_bindings: bool = True) -> None:
         self._stop.set()
@@ -275,22 +306,54 @@ class Scheduler:
 
     # -- the scheduling cycle ------------------------------------------------------------------
     def schedule_one(self, timeout: float | None = None) -> bool:
-        """Pop one pod and run its scheduling cycle; False when nothing was there to pop."""
+        """Pop one pod and run its scheduling cycle; False when nothing was there to pop.
+
+        An exception the cycle raises (a bug, or the cache refusing to assume a pod the watch
+        just reported bound) is an Error for that pod, as kube-scheduler treats a failed
+        assume: the pod is forgotten if assumed and goes back to the queue with backoff."""
         info = self.queue.pop(timeout=timeout)
         if info is None:
             return False
+        self._handed_over = None
+        started = time.monotonic()
+        try:
+            self._scheduling_cycle(info)
+        except Exception as exc:
+            if self._handed_over is info:  # its binding cycle owns the pod now
+                log.exception("scheduling cycle of pod %s failed after binding began", info.pod.key)
+                return True
+            self._cycle_failed(info, exc, started)
+        return True
+
+    def _cycle_failed(self, info: QueuedPodInfo, exc: Exception, started: float) -> None:
+        pod = info.pod
+        log.error("scheduling cycle of pod %s failed: %s: %s", pod.key, type(exc).__name__, exc)
+        log.debug("the failure's traceback", exc_info=exc)
+        try:
+            if self.cache.is_assumed(pod.uid):
+                self.cache.forget_pod(pod)
+        except Exception:
+            log.exception("forgetting pod %s after a failed cycle failed", pod.key)
+        message = f"internal error in the scheduling cycle: {type(exc).__name__}: {exc}"
+        try:
+            self._fail(info, REASON_SCHEDULER_ERROR, message, set(), started, error=True)
+        except Exception:
+            log.exception("requeueing pod %s after a failed cycle failed", pod.key)
+            self.queue.done(pod.uid)
+
+    def _scheduling_cycle(self, info: QueuedPodInfo) -> None:
         pod = info.pod
         framework = self.frameworks.get(pod.scheduler_name)
         if framework is None or pod.deletion_timestamp or self.cache.is_assumed(pod.uid):
             self.queue.done(pod.uid)
-            return True
+            return
         started = time.monotonic()
         if pod.affinity_errors:
             # kube-apiserver refuses such terms on create; a pod that has them anyway fails on
             # its own, before any plugin reads them (a cluster file is refused at loading).
             message = "parsing pod: " + "; ".join(pod.affinity_errors)
             self._fail(info, REASON_UNSCHEDULABLE, message, set(), started)
-            return True
+            return
         state = CycleState()
         self.cache.update_snapshot(self.snapshot)
         try:
@@ -306,7 +369,7 @@ class Scheduler:
                 self._fail(
                     info, REASON_SCHEDULER_ERROR, exc.status.message(), set(), started, error=True
                 )
-                return True
+                return
             self._fail(
                 info,
                 REASON_UNSCHEDULABLE,
@@ -315,7 +378,7 @@ class Scheduler:
                 started,
                 nominated_node_name=nominated,
             )
-            return True
+            return
         except CycleError as exc:
             if exc.status.is_rejected():  # no nodes at all: Unschedulable, retried after backoff
                 self._fail(info, REASON_UNSCHEDULABLE, exc.status.message(), set(), started)
@@ -323,7 +386,7 @@ class Scheduler:
                 self._fail(
                     info, REASON_SCHEDULER_ERROR, exc.status.message(), set(), started, error=True
                 )
-            return True
+            return
         node = result.node_name
         self.queue.nominator.remove(pod)  # scheduled: its nomination (if any) has served
         self.cache.assume_pod(pod, node)
@@ -347,11 +410,11 @@ class Scheduler:
             framework.run_unreserve(state, pod, node)
             self.cache.forget_pod(pod)
             self._fail_with_status(info, status, started)
-            return True
+            return
         # The pod stays "in flight" for the queue until its binding cycle ends, so events that
         # arrive while it waits at Permit or binds still count if it comes back.
+        self._handed_over = info
         self._start_binding(framework, state, info, node, started)
-        return True
 
     def _within_time_limit(
         self,

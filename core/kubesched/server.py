@@ -1,6 +1,6 @@
 """The scheduler's HTTP endpoints: ``/healthz``, ``/readyz`` and ``/metrics``.
 
-- ``GET /healthz``: 200 ``ok`` while ``healthy()``, else 500.
+- ``GET /healthz``: 200 ``ok`` while ``healthy()``, else 500 naming ``health_reason()``.
 - ``GET /readyz``: 200 ``ok`` once ``ready()``, else 503 with a one-line reason.
 - ``GET /metrics``: 200 with ``metrics()`` in the Prometheus text format 0.0.4.
 - Anything else: 404 (405 for methods other than GET and HEAD on these three paths).
@@ -39,7 +39,9 @@ class _Handler(BaseHTTPRequestHandler):
                 if server.healthy():
                     self._reply(HTTPStatus.OK, b"ok\n")
                 else:
-                    self._reply(HTTPStatus.INTERNAL_SERVER_ERROR, b"unhealthy\n")
+                    reason = " ".join(str(server.health_reason() or "").split())
+                    text = f"unhealthy: {reason}\n" if reason else "unhealthy\n"
+                    self._reply(HTTPStatus.INTERNAL_SERVER_ERROR, text.encode())
             elif path == "/readyz":
                 if server.ready():
                     self._reply(HTTPStatus.OK, b"ok\n")
@@ -99,11 +101,13 @@ class _Server(ThreadingHTTPServer):
         metrics: Callable[[], bytes],
         healthy: Callable[[], bool],
         reason: Callable[[], str],
+        health_reason: Callable[[], str] = lambda: "",
     ) -> None:
         self.ready = ready
         self.metrics = metrics
         self.healthy = healthy
         self.reason = reason
+        self.health_reason = health_reason
         super().__init__(address, _Handler)
 
 
@@ -124,8 +128,10 @@ class HealthServer:
         metrics: Callable[[], bytes],
         healthy: Callable[[], bool] = lambda: True,
         reason: Callable[[], str] = lambda: "not ready",
+        health_reason: Callable[[], str] = lambda: "",
     ) -> None:
         self._address = address
+        self._health_reason = health_reason
         self._requested_port = port
         self._ready = ready
         self._metrics = metrics
@@ -144,6 +150,7 @@ class HealthServer:
             metrics=self._metrics,
             healthy=self._healthy,
             reason=self._reason,
+            health_reason=self._health_reason,
         )
         self._thread = threading.Thread(
             target=self._server.serve_forever,

@@ -166,11 +166,13 @@ class KubernetesBackend:
                 waiting.append(f"{name}: {error}" if error else name)
         return "waiting for the first list of " + "; ".join(waiting) if waiting else ""
 
-    def stop(self) -> None:
+    def stop(self, wait: bool = True) -> None:
+        """Stop the informers and writers; ``wait=False`` (a deposed leader) drops the status
+        writes still queued instead of waiting for them."""
         for informer in (self.nodes, self.pods, *self.others.values()):
             if informer is not None:
                 informer.stop()
-        self._status_pool.shutdown(wait=True)
+        self._status_pool.shutdown(wait=wait, cancel_futures=not wait)
         if self.recorder is not None:
             self.recorder.stop()
 

@@ -19,6 +19,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -67,8 +68,11 @@ class EventRecorder:
         dedup_seconds: float = 600.0,
         series_update_seconds: float = 30.0,
         max_queue: int = 10_000,
+        guard: Callable[[], bool] | None = None,
     ) -> None:
         self.transport = transport
+        #: Asked before each write (a deposed leader writes no events).
+        self.guard = guard
         self.bucket = TokenBucket(qps, burst)
         self.dedup_seconds = dedup_seconds
         self.series_update_seconds = series_update_seconds
@@ -165,7 +169,10 @@ class EventRecorder:
         if related is not None:
             body["related"] = _reference(related)
         self.transport.request(
-            "POST", f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body=body
+            "POST",
+            f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events",
+            body=body,
+            guard=self.guard,
         )
         self.written += 1
         self._series[key] = _Series(name, pod.namespace, 1, now, now)
@@ -188,4 +195,5 @@ class EventRecorder:
             f"/apis/events.k8s.io/v1/namespaces/{series.namespace}/events/{series.name}",
             body=patch,
             content_type="application/merge-patch+json",
+            guard=self.guard,
         )
