@@ -105,6 +105,7 @@ class Service:
             self.registry,
             metrics=self.metrics,
             plugin_timeout=options.plugin_timeout or None,
+            record_attempts=False,  # nothing reads them; memory stays flat under churn
         )
         self.scheduler.on_attempt = self._observe
         self.server = HealthServer(

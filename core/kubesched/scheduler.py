@@ -181,12 +181,17 @@ class Scheduler:
         binding_workers: int = 16,
         metrics: SchedulerMetrics | None = None,
         plugin_timeout: float | None = None,
+        record_attempts: bool = True,
     ) -> None:
         """``plugin_timeout``: the longest the plugin calls of one extension point may take
         (the scheduling cycle from PreFilter to NormalizeScore as one, then PostFilter, Reserve,
         Permit, PreBind, Bind and PostBind each); past it the pod's attempt ends with an Error
         naming the point and plugin, and the scheduler goes on with other pods. The wait at
-        Permit is not a plugin call: it has its own timeout. ``None``: no limit."""
+        Permit is not a plugin call: it has its own timeout. ``None``: no limit.
+
+        ``record_attempts``: keep each pod's latest :class:`Attempt` in :attr:`attempts` (what
+        ``simulate`` and ``explain`` report). ``run`` passes False: a long-running scheduler
+        would otherwise keep every pod it ever saw; ``on_attempt`` sees every attempt anyway."""
         self.config = config
         self.backend = backend
         self.metrics = metrics
@@ -218,6 +223,7 @@ class Scheduler:
         self._in_flight_bindings = 0
         self._bindings_done = threading.Condition()
         self.attempts: dict[str, Attempt] = {}
+        self.record_attempts = record_attempts
         self._attempts_lock = threading.Lock()
         self._stop = threading.Event()
         self.plugin_timeout = plugin_timeout
@@ -655,7 +661,8 @@ class Scheduler:
             log.exception("recording the failure of pod %s failed", pod.key)
 
     def _record(self, attempt: Attempt, started: float) -> None:
-        with self._attempts_lock:
-            self.attempts[attempt.pod.uid] = attempt
+        if self.record_attempts:
+            with self._attempts_lock:
+                self.attempts[attempt.pod.uid] = attempt
         if self.on_attempt is not None:
             self.on_attempt(attempt, time.monotonic() - started)
