@@ -22,12 +22,14 @@ from .config import SchedulerConfiguration, load_config
 from .gc_tuning import tune_after_initial_sync
 from .kube.backend import KubernetesBackend
 from .kube.connect import api_client_for, credentials_source
+from .kube.delegated_auth import DelegatedAuthorizer
 from .kube.recorder import EventRecorder
 from .kube.transport import Transport
 from .leaderelection import LeaderElector
 from .metrics import SchedulerMetrics
 from .registry import Registry
 from .scheduler import Attempt, Scheduler
+from .secure_serving import server_context
 from .server import HealthServer
 
 __all__ = ["RunOptions", "run"]
@@ -52,6 +54,12 @@ class RunOptions:
     #: (``None``: four plugin time limits and 30 s, the longest a cycle can take; 300 s
     #: without a limit).
     loop_stall_seconds: float | None = None
+    #: Serve HTTPS (kube-scheduler's secure port: ``tls_cert_file``/``tls_key_file``, else a
+    #: self-signed certificate) and authorize ``/metrics`` through TokenReview and
+    #: SubjectAccessReview; health paths stay open.
+    secure: bool = False
+    tls_cert_file: str = ""
+    tls_key_file: str = ""
 
 
 #: client-go's leader-election health check tolerance, as kube-scheduler sets it.
@@ -108,9 +116,18 @@ class Service:
             record_attempts=False,  # nothing reads them; memory stays flat under churn
         )
         self.scheduler.on_attempt = self._observe
+        secure: dict = {}
+        if options.secure:
+            secure = {
+                "ssl_context": server_context(
+                    options.tls_cert_file, options.tls_key_file, options.address
+                ),
+                "authorize": DelegatedAuthorizer(self.transport),
+            }
         self.server = HealthServer(
             options.address,
             options.port,
+            **secure,
             ready=self._ready,
             metrics=self._render_metrics,
             healthy=lambda: not self.unhealthy_reason(),

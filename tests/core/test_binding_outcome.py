@@ -38,10 +38,11 @@ def apiserver(bound_to: str, on_post: str) -> Hostile:
                 message = f'Operation cannot be fulfilled on pods/binding "p": pod p is already assigned to node "{bound_to}"'  # noqa: E501
                 status = {"kind": "Status", "reason": "Conflict", "code": 409, "message": message}
                 sock.sendall(answer(status, "409 Conflict"))
-            else:
+            else:  # the LIST of that one pod
+                assert b"fieldSelector=metadata.name%3Dp " in request.split(b"\r\n", 1)[0]
                 pod = json.loads(json.dumps(POD))
                 pod["spec"]["nodeName"] = bound_to
-                sock.sendall(answer(pod))
+                sock.sendall(answer({"kind": "PodList", "items": [pod]}))
 
     return Hostile(handle)
 
@@ -54,7 +55,7 @@ def test_a_binding_that_took_effect_is_a_success_with_one_post(on_post) -> None:
         backend.bind(Pod(POD), "node-1")
         assert server.count("POST") == 1
         if on_post == "close":
-            assert server.count("GET") == 1  # read back, the informer not having seen it yet
+            assert server.count("GET") == 1  # read back: no informer here
     finally:
         server.stop()
 

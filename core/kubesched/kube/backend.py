@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -217,20 +218,29 @@ class KubernetesBackend:
             # bound" loses no pod.
             raise BindError(exc.message or str(exc), retryable=exc.status != 404) from None
 
-    def _bound_to(self, pod: Pod) -> str:
+    def _bound_to(self, pod: Pod, wait: float = 1.0) -> str:
         """The node ``pod`` (this very pod: same UID) is bound to now, ``""`` if none or unknown:
-        the informer's copy first, then a GET (a read is safe to repeat)."""
-        seen = self.pods.store.get(pod.uid) if self.pods is not None else None
-        if seen is not None and seen.node_name:
-            return seen.node_name
+        the informer's copy (given ``wait`` seconds for the watch to bring the change), then a
+        LIST of that one pod (the scheduler may list pods; it has no ``get``)."""
+        deadline = time.monotonic() + wait
+        while True:
+            seen = self.pods.store.get(pod.uid) if self.pods is not None else None
+            if seen is not None and seen.node_name:
+                return seen.node_name
+            if self.pods is None or time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
+        query = [("fieldSelector", f"metadata.name={pod.name}")]
+        path = f"/api/v1/namespaces/{quote(pod.namespace)}/pods"
         try:
-            raw = self.transport.request("GET", _pod_path(pod))
+            answer = self.transport.request("GET", path, query)
         except ApiError as exc:
             log.warning("reading back pod %s after a lost Binding answer: %s", pod.key, exc)
             return ""
-        if not isinstance(raw, dict) or (raw.get("metadata") or {}).get("uid") != pod.uid:
-            return ""
-        return str((raw.get("spec") or {}).get("nodeName") or "")
+        for raw in (answer or {}).get("items") or ():
+            if (raw.get("metadata") or {}).get("uid") == pod.uid:
+                return str((raw.get("spec") or {}).get("nodeName") or "")
+        return ""
 
     def report_failure(
         self, pod: Pod, reason: str, message: str, nominated_node_name: str | None
