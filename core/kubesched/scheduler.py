@@ -26,6 +26,7 @@ from .event_handlers import SchedulerEventHandler
 from .events import ActionType, ClusterEvent, EventResource
 from .framework import RUNNING_BINDING_PLUGIN, Framework, ProfileBuildError
 from .handle import Handle
+from .metrics import status_label
 from .objects import Pod
 from .queue import SchedulingQueue
 from .registry import Registry
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
 __all__ = ["Attempt", "Scheduler"]
 
 log = logging.getLogger(__name__)
+
+#: kube-scheduler's extension point label values, by profile field name.
+_POINT_NAMES = {"preBind": "PreBind", "bind": "Bind", "postBind": "PostBind"}
 
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
@@ -396,11 +400,15 @@ class Scheduler:
         node = result.node_name
         self.queue.nominator.remove(pod)  # scheduled: its nomination (if any) has served
         self.cache.assume_pod(pod, node)
+        point_began = time.perf_counter()
+        point = "Reserve"
         try:
             status = self._within_time_limit(
                 framework, framework.run_reserve, state, pod, node, point="reserve"
             )
+            self._observe_point(framework, point, status, point_began)
             if status.is_success():
+                point, point_began = "Permit", time.perf_counter()
                 status = self._within_time_limit(
                     framework,
                     framework.run_permit,
@@ -410,8 +418,10 @@ class Scheduler:
                     point="permit",
                     abandoned=lambda late: self._drop_late_wait(pod, late),
                 )
+                self._observe_point(framework, point, status, point_began)
         except CycleError as exc:  # a Reserve or Permit plugin overran the time limit
             status = exc.status
+            self._observe_point(framework, point, status, point_began)
         if not (status.is_success() or status.is_wait()):
             framework.run_unreserve(state, pod, node)
             self.cache.forget_pod(pod)
@@ -586,7 +596,37 @@ class Scheduler:
     ) -> Status:
         """A binding-cycle point under the plugin time limit: an overrun is an Error naming the
         plugin, recorded in the pod's CycleState by the framework (binding cycles run in
-        parallel, so the framework's scheduling-cycle record cannot tell)."""
+        parallel, so the framework's scheduling-cycle record cannot tell). Its duration goes to
+        ``scheduler_framework_extension_point_duration_seconds`` (and, for Bind, to
+        ``scheduler_binding_duration_seconds``)."""
+        began = time.perf_counter()
+        status = self._binding_point(framework, call, state, pod, node, point)
+        name = _POINT_NAMES[point]
+        self._observe_point(framework, name, status, began)
+        if name == "Bind" and self.metrics is not None:
+            outcome = "success" if status.is_success() else "error"
+            self.metrics.binding(outcome, time.perf_counter() - began)
+        return status
+
+    def _observe_point(
+        self, framework: Framework, point: str, status: Status | None, began: float
+    ) -> None:
+        if self.metrics is None:
+            return
+        code = status.code if status is not None else None
+        self.metrics.extension_point(
+            point, status_label(code), framework.name, time.perf_counter() - began
+        )
+
+    def _binding_point(
+        self,
+        framework: Framework,
+        call: Callable[[CycleState, Pod, str], Status | None],
+        state: CycleState,
+        pod: Pod,
+        node: str,
+        point: str,
+    ) -> Status:
         try:
             status = self._within_time_limit(
                 framework,
