@@ -7,6 +7,8 @@ Implements :class:`~kubesched.backends.ClusterBackend` over a real apiserver, so
 from __future__ import annotations
 
 import logging
+import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -18,7 +20,7 @@ from ..events import EventResource
 from ..objects import Node, Pod
 from .informer import Informer
 from .recorder import EventRecorder
-from .transport import NOT_SENT, ApiError, Transport
+from .transport import NOT_SENT, OUTCOME_UNKNOWN, ApiError, Transport
 
 __all__ = ["KubernetesBackend"]
 
@@ -72,6 +74,10 @@ NON_TERMINAL_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 
 NOT_LEADER = "not the leader: binding refused"
 NOT_LEADER_WRITE = "not the leader: write refused"
+
+#: The apiserver's 409 for a Binding of a pod that already has a node (``assignPod`` in
+#: pkg/registry/core/pod/storage): 'pod p is already assigned to node "n"'.
+_ALREADY_ASSIGNED = re.compile(r'is already assigned to node "([^"]*)"')
 
 
 def _pod_path(pod: Pod, sub: str = "") -> str:
@@ -200,17 +206,24 @@ class KubernetesBackend:
                 waiting.append(f"{name}: {error}" if error else name)
         return "waiting for the first list of " + "; ".join(waiting) if waiting else ""
 
-    def stop(self) -> None:
+    def stop(self, wait: bool = True) -> None:
+        """Stop the informers and writers; ``wait=False`` (a deposed leader) drops the status
+        writes still queued instead of waiting for them."""
         for informer in (self.nodes, self.pods, *self.others.values()):
             if informer is not None:
                 informer.stop()
-        self._status_pool.shutdown(wait=True)
+        self._status_pool.shutdown(wait=wait, cancel_futures=not wait)
         if self.recorder is not None:
             self.recorder.stop()
 
     # -- decisions out -------------------------------------------------------------------------
     def bind(self, pod: Pod, node_name: str) -> None:
-        """POST a Binding (the apiserver sets nodeName and PodScheduled=True)."""
+        """POST a Binding (the apiserver sets nodeName and PodScheduled=True), once.
+
+        When the answer is lost (the connection broke or the deadline passed after the POST was
+        written) the apiserver may have bound the pod: the outcome is read back, from the pod
+        informer or a GET, never found out by posting again. A 409 saying the pod is already
+        on ``node_name`` is that same success."""
         if not self.can_bind():
             raise BindError(NOT_LEADER, retryable=True)
         body = {
@@ -226,6 +239,18 @@ class KubernetesBackend:
         except ApiError as exc:
             if exc.reason == NOT_SENT:
                 raise BindError(NOT_LEADER, retryable=True) from None
+            if exc.status == 409:
+                assigned = _ALREADY_ASSIGNED.search(exc.message or "")
+                if assigned and assigned.group(1) == node_name:
+                    log.info("pod %s was already bound to %s: done", pod.key, node_name)
+                    return
+            if exc.reason == OUTCOME_UNKNOWN:
+                bound_to = self._bound_to(pod)
+                if bound_to == node_name:
+                    log.info("the Binding of pod %s to %s took effect: %s", pod.key, node_name, exc)
+                    return
+                if bound_to:  # bound elsewhere meanwhile: the watch brings it to the cache
+                    raise BindError(f"pod is bound to {bound_to}", retryable=False) from None
             # Gone: retrying cannot help. Any other refusal (a 409 included) goes back to the
             # queue, as in kube-scheduler: when the pod was really bound elsewhere, the watch
             # removes it from the queue, so a conflict the apiserver did not mean as "already
@@ -234,6 +259,30 @@ class KubernetesBackend:
 
     def bound_by_extender(self, pod: Pod, node_name: str) -> None:
         """The extender wrote the binding; the pod watch brings it into the cache."""
+
+    def _bound_to(self, pod: Pod, wait: float = 1.0) -> str:
+        """The node ``pod`` (this very pod: same UID) is bound to now, ``""`` if none or unknown:
+        the informer's copy (given ``wait`` seconds for the watch to bring the change), then a
+        LIST of that one pod (the scheduler may list pods; it has no ``get``)."""
+        deadline = time.monotonic() + wait
+        while True:
+            seen = self.pods.store.get(pod.uid) if self.pods is not None else None
+            if seen is not None and seen.node_name:
+                return seen.node_name
+            if self.pods is None or time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
+        query = [("fieldSelector", f"metadata.name={pod.name}")]
+        path = f"/api/v1/namespaces/{quote(pod.namespace)}/pods"
+        try:
+            answer = self.transport.request("GET", path, query)
+        except ApiError as exc:
+            log.warning("reading back pod %s after a lost Binding answer: %s", pod.key, exc)
+            return ""
+        for raw in (answer or {}).get("items") or ():
+            if (raw.get("metadata") or {}).get("uid") == pod.uid:
+                return str((raw.get("spec") or {}).get("nodeName") or "")
+        return ""
 
     def report_failure(
         self, pod: Pod, reason: str, message: str, nominated_node_name: str | None

@@ -30,6 +30,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -127,10 +128,13 @@ class EventRecorder:
         series_refresh_seconds: float = 1800.0,
         max_queue: int = 10_000,
         max_series: int = 50_000,
+        guard: Callable[[], bool] | None = None,
     ) -> None:
         """``qps`` > 0 caps event writes overall (off by default, as in client-go);
         ``writers`` threads write concurrently; ``max_queue`` events may wait for them."""
         self.transport = transport
+        #: Asked before each write (a deposed leader writes no events).
+        self.guard = guard
         self.bucket = TokenBucket(qps, burst)
         self.series_finish_seconds = series_finish_seconds
         self.series_refresh_seconds = series_refresh_seconds
@@ -281,7 +285,7 @@ class EventRecorder:
         namespace = body["metadata"]["namespace"]
         path = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
         if write.create:
-            self.transport.request("POST", path, body=body)
+            self.transport.request("POST", path, body=body, guard=self.guard)
             self.written += 1
             return
         with self._lock:
@@ -295,12 +299,13 @@ class EventRecorder:
                 f"{path}/{body['metadata']['name']}",
                 body=patch,
                 content_type="application/merge-patch+json",
+                guard=self.guard,
             )
         except ApiError as exc:
             if exc.status != 404:
                 raise
             # The event expired on the server: write it anew with its series, as client-go does.
-            self.transport.request("POST", path, body={**body, **patch})
+            self.transport.request("POST", path, body={**body, **patch}, guard=self.guard)
         self.patched += 1
 
     def _tend_series(self) -> None:
