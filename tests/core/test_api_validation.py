@@ -4,7 +4,6 @@ the apiserver's wording (``pkg/apis/core/validation``), naming file, document, o
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,6 @@ import pytest
 import yaml
 
 from kubesched.apivalidation import node_errors, pod_errors
-from kubesched.cli import main
 from kubesched.errors import ManifestError
 from kubesched.manifests import parse_cluster, with_api_defaults
 from kubesched.testing.builders import make_node, make_pod
@@ -345,25 +343,6 @@ def _file(tmp_path: Path, *objects: dict[str, Any]) -> Path:
     return path
 
 
-def test_each_refusal_is_one_line_naming_file_document_object_and_field(tmp_path: Path) -> None:
-    extended, fields = PODS["extended-request-without-limit"][0], PODS["match-fields-two-values"][0]
-    extended["metadata"]["name"], fields["metadata"]["name"] = "gpu", "pinned"
-    path = _file(tmp_path, make_node("n1").manifest(), extended, fields)
-    out, err = io.StringIO(), io.StringIO()
-    assert main(["simulate", str(path)], out, err) == 2
-    assert out.getvalue() == ""
-    lines = [line for line in err.getvalue().splitlines() if not line.startswith("warning:")]
-    extended_line, fields_line = (
-        PODS["extended-request-without-limit"][1][0],
-        PODS["match-fields-two-values"][1][0],
-    )
-    assert lines == [
-        f"error: {path}: document 2: Pod default/gpu: {extended_line}",
-        f"{path}: document 3: Pod default/pinned: {fields_line}",
-    ]
-    assert "Traceback" not in err.getvalue()
-
-
 def test_every_refusal_of_a_file_is_listed(tmp_path: Path) -> None:
     text = yaml.safe_dump_all([NODES["duplicate-taint"][0], PODS["spread-duplicate"][0]])
     with pytest.raises(ManifestError) as caught:
@@ -372,13 +351,3 @@ def test_every_refusal_of_a_file_is_listed(tmp_path: Path) -> None:
         "Node n",
         "Pod default/p",
     ]
-
-
-def test_no_validate_reads_a_snapshot_of_stored_objects(tmp_path: Path) -> None:
-    """A snapshot's objects were stored by an apiserver (perhaps an older, laxer one)."""
-    pod = PODS["extended-request-without-limit"][0]
-    path = _file(tmp_path, make_node("n1").capacity(**{FOO: "4"}).manifest(), pod)
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["simulate", str(path), "--no-validate", "-o", "json"], out, err)
-    assert code == 0, err.getvalue()
-    assert '"node": "n1"' in out.getvalue()

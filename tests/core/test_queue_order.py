@@ -4,17 +4,12 @@ cluster file the queue timestamp is ``metadata.creationTimestamp``, then the fil
 
 from __future__ import annotations
 
-import io
-import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from kubesched import Status, hookimpl
-from kubesched.cli import main
 from kubesched.handle import Handle
 from kubesched.manifests import Cluster
 from kubesched.nodeinfo import NodeInfo
@@ -120,20 +115,3 @@ def _created(name: str, stamp: str | None) -> Pod:
 )
 def test_queue_order(pods: list[tuple[str, str | None]], order: list[str]) -> None:
     assert [p.name for p in queue_order(_created(n, s) for n, s in pods)] == order
-
-
-def test_simulate_cli_binds_the_first_created(tmp_path: Path) -> None:
-    """The default profile (PrioritySort, NodeResourcesFit): two 1-CPU nodes, seven 1-CPU pods
-    listed newest first; the two created first are bound."""
-    nodes = [make_node(f"n{i}").capacity(cpu="1").manifest() for i in (1, 2)]
-    pods = []
-    for i in reversed(range(7)):
-        pod = make_pod(f"p{i}").req(cpu="1").manifest()
-        pod["metadata"]["creationTimestamp"] = f"2025-01-01T00:00:0{i}Z"
-        pods.append(pod)
-    path = tmp_path / "cluster.yaml"
-    path.write_text(yaml.safe_dump_all([*nodes, *pods], sort_keys=False))
-    out, err = io.StringIO(), io.StringIO()
-    assert main(["simulate", str(path), "-o", "json"], out, err) == 0, err.getvalue()
-    bound = sorted(p["name"] for p in json.loads(out.getvalue())["pods"] if p["node"])
-    assert bound == ["p0", "p1"]
