@@ -66,6 +66,10 @@ _RESOURCE_NAMES = {
 
 def meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """``obj``'s metadata (empty when absent or malformed)."""
+    if type(obj) is dict:  # the common case, without an ABC check (hot in every lister scan)
+        data = obj.get("metadata")
+        if type(data) is dict:
+            return data
     data = obj.get("metadata") if isinstance(obj, Mapping) else None
     return data if isinstance(data, Mapping) else {}
 
@@ -166,16 +170,33 @@ def ephemeral_owner_error(pod: Pod, pvc: Mapping[str, Any]) -> str:
     )
 
 
+#: Parsed PV node affinities by the id of their mapping (held, so the id stays unique).
+_AFFINITIES: dict[int, tuple[Mapping[str, Any], NodeSelector]] = {}
+_AFFINITIES_MAX = 65536
+
+
+def _required_affinity(required: Mapping[str, Any]) -> NodeSelector:
+    cached = _AFFINITIES.get(id(required))
+    if cached is not None and cached[0] is required:
+        return cached[1]
+    if len(_AFFINITIES) >= _AFFINITIES_MAX:
+        _AFFINITIES.clear()
+    selector = NodeSelector.parse(required, lazy=True)
+    _AFFINITIES[id(required)] = (required, selector)
+    return selector
+
+
 def check_node_affinity(pv: Mapping[str, Any], node: Node) -> bool:
     """Whether ``node`` satisfies the PV's required node affinity (``CheckNodeAffinity``): a PV
-    without one fits every node; its terms are ORed, as in a pod's node affinity."""
+    without one fits every node; its terms are ORed, as in a pod's node affinity. Each
+    affinity is parsed once (listers hand out the same objects until they change)."""
     affinity = (pv.get("spec") or {}).get("nodeAffinity")
     if not isinstance(affinity, Mapping):
         return True
     required = affinity.get("required")
     if not isinstance(required, Mapping):
         return True
-    return NodeSelector.parse(required, lazy=True).matches(node)
+    return _required_affinity(required).matches(node)
 
 
 def label_zones_to_set(value: str) -> set[str]:
