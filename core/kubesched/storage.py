@@ -30,6 +30,7 @@ __all__ = [
     "ephemeral_claim_name",
     "ephemeral_owner_error",
     "label_zones_to_set",
+    "manifest_errors",
     "meta",
     "not_found",
     "object_key",
@@ -231,3 +232,33 @@ def resource_version(obj: Mapping[str, Any] | None) -> int:
     ``CompareResourceVersion``); 0 when absent or not numeric."""
     digits = "".join(ch for ch in str(meta(obj).get("resourceVersion") or "") if ch.isdigit())
     return int(digits) if digits else 0
+
+
+#: The quantity fields of the volume kinds, by kind: what :func:`manifest_errors` checks.
+_QUANTITY_FIELDS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "PersistentVolumeClaim": (("spec", "resources", "requests", "storage"),),
+    "PersistentVolume": (("spec", "capacity", "storage"),),
+    "CSIStorageCapacity": (("capacity",), ("maximumVolumeSize",)),
+}
+
+
+def manifest_errors(kind: str, obj: Mapping[str, Any]) -> list[str]:
+    """What kube-apiserver would refuse in a volume object of a cluster file, as far as the
+    volume plugins read it: a missing name, a storage quantity that does not parse. One line
+    each, naming the field (``spec.capacity.storage: invalid quantity 'lots': …``)."""
+    if kind not in _QUANTITY_FIELDS and kind not in _RESOURCE_NAMES:
+        return []
+    errors = []
+    if not meta(obj).get("name"):
+        errors.append("metadata.name: Required value")
+    for path in _QUANTITY_FIELDS.get(kind, ()):
+        value: Any = obj
+        for part in path:
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if value is None:
+            continue
+        try:
+            to_int(value)
+        except ValueError as exc:
+            errors.append(f"{'.'.join(path)}: {exc}")
+    return errors
