@@ -98,6 +98,17 @@ def is_volume_bound_to_claim(pv: Obj, pvc: Obj) -> bool:
     return not ref.get("uid") or ref.get("uid") == m.get("uid")
 
 
+def claim_selector(pvc: Obj) -> LabelSelector | None:
+    """The claim's ``spec.selector`` (``None`` when it has none); a bad one is an error."""
+    data = (pvc.get("spec") or {}).get("selector")
+    if data is None:
+        return None
+    try:
+        return LabelSelector.parse(data)
+    except SelectorError as exc:
+        raise BinderError(f"error creating internal label selector for claim: {exc}") from None
+
+
 def find_matching_volume(
     pvc: Obj, volumes: Sequence[Obj], node: Node | None, excluded: Mapping[str, Obj]
 ) -> Obj | None:
@@ -107,12 +118,7 @@ def find_matching_volume(
     requested = storage_request(pvc) or 0
     requested_class = claim_class(pvc)
     spec = pvc.get("spec") or {}
-    selector = None
-    if spec.get("selector") is not None:
-        try:
-            selector = LabelSelector.parse(spec["selector"])
-        except SelectorError as exc:
-            raise BinderError(f"error creating internal label selector for claim: {exc}") from None
+    selector = claim_selector(pvc)
     smallest: Obj | None = None
     smallest_size = 0
     for pv in volumes:
@@ -174,14 +180,7 @@ class ClaimPlan:
         requested = storage_request(pvc) or 0
         requested_class = claim_class(pvc)
         spec = pvc.get("spec") or {}
-        selector = None
-        if spec.get("selector") is not None:
-            try:
-                selector = LabelSelector.parse(spec["selector"])
-            except SelectorError as exc:
-                raise BinderError(
-                    f"error creating internal label selector for claim: {exc}"
-                ) from None
+        selector = claim_selector(pvc)
         #: PVs pre-bound to the claim (``claimRef``) passing the node-independent checks.
         self.prebound: list[Obj] = []
         candidates: list[tuple[int, int, Obj]] = []
