@@ -26,6 +26,7 @@ import yaml
 from .apivalidation import node_errors, pod_errors
 from .errors import ManifestError
 from .objects import Node, ObjectError, Pod
+from .storage import manifest_errors
 
 __all__ = ["CONSULTED_KINDS", "Cluster", "load_cluster", "parse_cluster", "with_api_defaults"]
 
@@ -155,7 +156,10 @@ def parse_cluster(text: str, source: str = "<cluster>", *, validate: bool = True
             errors.append(f"{source}: {where}: kind: {kind!r} is not a string")
             continue
         if kind in CONSULTED_KINDS:
-            cluster.objects.setdefault(str(kind), []).append(dict(obj))
+            problems = manifest_errors(str(kind), obj)
+            errors.extend(f"{source}: {where}: {_describe(obj)}: {p}" for p in problems)
+            if not problems:
+                cluster.objects.setdefault(str(kind), []).append(dict(obj))
             continue
         if kind not in ("Node", "Pod"):
             cluster.warnings.append(

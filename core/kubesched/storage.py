@@ -30,6 +30,7 @@ __all__ = [
     "ephemeral_claim_name",
     "ephemeral_owner_error",
     "label_zones_to_set",
+    "manifest_errors",
     "meta",
     "not_found",
     "object_key",
@@ -66,6 +67,10 @@ _RESOURCE_NAMES = {
 
 def meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """``obj``'s metadata (empty when absent or malformed)."""
+    if type(obj) is dict:  # the common case, without an ABC check (hot in every lister scan)
+        data = obj.get("metadata")
+        if type(data) is dict:
+            return data
     data = obj.get("metadata") if isinstance(obj, Mapping) else None
     return data if isinstance(data, Mapping) else {}
 
@@ -166,16 +171,33 @@ def ephemeral_owner_error(pod: Pod, pvc: Mapping[str, Any]) -> str:
     )
 
 
+#: Parsed PV node affinities by the id of their mapping (held, so the id stays unique).
+_AFFINITIES: dict[int, tuple[Mapping[str, Any], NodeSelector]] = {}
+_AFFINITIES_MAX = 65536
+
+
+def _required_affinity(required: Mapping[str, Any]) -> NodeSelector:
+    cached = _AFFINITIES.get(id(required))
+    if cached is not None and cached[0] is required:
+        return cached[1]
+    if len(_AFFINITIES) >= _AFFINITIES_MAX:
+        _AFFINITIES.clear()
+    selector = NodeSelector.parse(required, lazy=True)
+    _AFFINITIES[id(required)] = (required, selector)
+    return selector
+
+
 def check_node_affinity(pv: Mapping[str, Any], node: Node) -> bool:
     """Whether ``node`` satisfies the PV's required node affinity (``CheckNodeAffinity``): a PV
-    without one fits every node; its terms are ORed, as in a pod's node affinity."""
+    without one fits every node; its terms are ORed, as in a pod's node affinity. Each
+    affinity is parsed once (listers hand out the same objects until they change)."""
     affinity = (pv.get("spec") or {}).get("nodeAffinity")
     if not isinstance(affinity, Mapping):
         return True
     required = affinity.get("required")
     if not isinstance(required, Mapping):
         return True
-    return NodeSelector.parse(required, lazy=True).matches(node)
+    return _required_affinity(required).matches(node)
 
 
 def label_zones_to_set(value: str) -> set[str]:
@@ -210,3 +232,33 @@ def resource_version(obj: Mapping[str, Any] | None) -> int:
     ``CompareResourceVersion``); 0 when absent or not numeric."""
     digits = "".join(ch for ch in str(meta(obj).get("resourceVersion") or "") if ch.isdigit())
     return int(digits) if digits else 0
+
+
+#: The quantity fields of the volume kinds, by kind: what :func:`manifest_errors` checks.
+_QUANTITY_FIELDS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "PersistentVolumeClaim": (("spec", "resources", "requests", "storage"),),
+    "PersistentVolume": (("spec", "capacity", "storage"),),
+    "CSIStorageCapacity": (("capacity",), ("maximumVolumeSize",)),
+}
+
+
+def manifest_errors(kind: str, obj: Mapping[str, Any]) -> list[str]:
+    """What kube-apiserver would refuse in a volume object of a cluster file, as far as the
+    volume plugins read it: a missing name, a storage quantity that does not parse. One line
+    each, naming the field (``spec.capacity.storage: invalid quantity 'lots': …``)."""
+    if kind not in _QUANTITY_FIELDS and kind not in _RESOURCE_NAMES:
+        return []
+    errors = []
+    if not meta(obj).get("name"):
+        errors.append("metadata.name: Required value")
+    for path in _QUANTITY_FIELDS.get(kind, ()):
+        value: Any = obj
+        for part in path:
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if value is None:
+            continue
+        try:
+            to_int(value)
+        except ValueError as exc:
+            errors.append(f"{'.'.join(path)}: {exc}")
+    return errors

@@ -25,6 +25,7 @@ from kubesched import (
     EventResource,
     Handle,
     InMemoryBackend,
+    ManifestError,
     ObjectWriteError,
     Pod,
     QueueingHint,
@@ -258,3 +259,31 @@ def test_a_plugins_write_during_a_simulation_is_seen_by_the_next_pod():
         assert h.node_of("writer") == "n1"
         assert h.node_of("reader") == "n1"
         assert h.backend.object_writes == 1
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        pytest.param(
+            "kind: PersistentVolumeClaim\nmetadata: {name: bad, namespace: ns}\n"
+            "spec: {resources: {requests: {storage: lots}}}",
+            "document 1: PersistentVolumeClaim ns/bad: spec.resources.requests.storage: "
+            "invalid quantity 'lots'",
+            id="claim request",
+        ),
+        pytest.param(
+            "kind: PersistentVolume\nmetadata: {name: pv}\nspec: {capacity: {storage: 1Qi}}",
+            "document 1: PersistentVolume pv: spec.capacity.storage: invalid quantity '1Qi'",
+            id="volume capacity",
+        ),
+        pytest.param(
+            "kind: StorageClass\nmetadata: {}\nprovisioner: x",
+            "document 1: StorageClass ?: metadata.name: Required value",
+            id="nameless class",
+        ),
+    ],
+)
+def test_volume_objects_the_apiserver_would_refuse_fail_the_file(document, message):
+    with pytest.raises(ManifestError) as caught:
+        parse_cluster(document, "cluster.yaml")
+    assert str(caught.value).startswith(f"cluster.yaml: {message}")

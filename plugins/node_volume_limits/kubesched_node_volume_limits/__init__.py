@@ -44,6 +44,7 @@ from kubesched.storage import (
 __all__ = ["IN_TREE_DRIVERS", "NAME", "REASON_MAX_VOLUME_COUNT", "NodeVolumeLimits"]
 
 NAME = "NodeVolumeLimits"
+STATE_KEY = "PreFilter" + NAME
 REASON_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
 #: The CSINode annotation listing the in-tree plugins migrated to CSI on that node.
 ANN_MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
@@ -96,6 +97,21 @@ class _Lookup:
         self._pvcs: dict[str, Mapping[str, Any]] | None = None
         self._pvs: dict[str, Mapping[str, Any]] | None = None
         self._classes: dict[str, Mapping[str, Any]] | None = None
+        self._csi_nodes: dict[str, Mapping[str, Any]] | None = None
+        self._attachments: list[Mapping[str, Any]] | None = None
+
+    def csi_node(self, name: str) -> Mapping[str, Any] | None:
+        if self._csi_nodes is None:
+            self._csi_nodes = by_key(self.plugin.list_csi_nodes())
+        return self._csi_nodes.get(name)
+
+    def attachments(self) -> list[Mapping[str, Any]]:
+        if self._attachments is None:
+            self._attachments = self.plugin.list_attachments()
+        return self._attachments
+
+    def clone(self) -> _Lookup:
+        return self
 
     def pvc(self, namespace: str, name: str) -> Mapping[str, Any] | None:
         if self._pvcs is None:
@@ -141,8 +157,10 @@ class NodeVolumeLimits:
 
     @hookimpl
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | None:
-        """Skip pods without a claim, an ephemeral volume or a migratable in-tree volume."""
+        """Skip pods without a claim, an ephemeral volume or a migratable in-tree volume; for
+        the others, list what Filter reads once for the cycle."""
         if any(self._counted(v, None) for v in pod_volumes(pod)):
+            state.write(STATE_KEY, _Lookup(self))
             return None
         return Status.skip()
 
@@ -223,7 +241,7 @@ class NodeVolumeLimits:
     ) -> None:
         """Volumes VolumeAttachments hold on the node (a deleted pod's volume not yet
         detached still takes a slot)."""
-        for attachment in self.list_attachments():
+        for attachment in lookup.attachments():
             spec = attachment.get("spec") or {}
             if spec.get("nodeName") != node_name:
                 continue
@@ -238,10 +256,8 @@ class NodeVolumeLimits:
         """Reject the node when a driver's new volumes would pass its attach limit."""
         if not pod_volumes(pod):
             return None
-        csi_node = next(
-            (c for c in self.list_csi_nodes() if meta(c).get("name") == node_info.name), None
-        )
-        lookup = _Lookup(self)
+        lookup = state.get(STATE_KEY) or _Lookup(self)
+        csi_node = lookup.csi_node(node_info.name)
         new_volumes: dict[str, str] = {}
         problem = self._attachable(lookup, pod, csi_node, True, new_volumes)
         if problem is not None:

@@ -66,6 +66,7 @@ from .binder import (
     REASON_NOT_ENOUGH_SPACE,
     REASON_PV_NOT_EXIST,
     BinderError,
+    ClaimPlan,
     Cluster,
     DynamicProvision,
     PodVolumeClaims,
@@ -325,6 +326,12 @@ class VolumeBinding:
                 sorted_claims.unbound_volumes[class_name] = [
                     pv for pv in pvs.values() if volume_class(pv) == class_name
                 ]
+            try:
+                sorted_claims.plans[object_key(pvc)] = ClaimPlan(
+                    pvc, sorted_claims.unbound_volumes[class_name]
+                )
+            except BinderError as exc:
+                return Status.error(str(exc))
         cluster = Cluster(
             pvs,
             classes,

@@ -73,6 +73,8 @@ class PodVolumeClaims:
     unbound_delay_binding: list[Obj] = field(default_factory=list)
     #: Per class of the delay-binding claims: the class's PVs.
     unbound_volumes: dict[str, list[Obj]] = field(default_factory=dict)
+    #: Per delay-binding claim (by ``namespace/name``): its candidate PVs (:func:`plan_claim`).
+    plans: dict[str, ClaimPlan] = field(default_factory=dict)
 
 
 def access_modes_fit(pvc: Obj, pv: Obj) -> bool:
@@ -96,6 +98,17 @@ def is_volume_bound_to_claim(pv: Obj, pvc: Obj) -> bool:
     return not ref.get("uid") or ref.get("uid") == m.get("uid")
 
 
+def claim_selector(pvc: Obj) -> LabelSelector | None:
+    """The claim's ``spec.selector`` (``None`` when it has none); a bad one is an error."""
+    data = (pvc.get("spec") or {}).get("selector")
+    if data is None:
+        return None
+    try:
+        return LabelSelector.parse(data)
+    except SelectorError as exc:
+        raise BinderError(f"error creating internal label selector for claim: {exc}") from None
+
+
 def find_matching_volume(
     pvc: Obj, volumes: Sequence[Obj], node: Node | None, excluded: Mapping[str, Obj]
 ) -> Obj | None:
@@ -105,12 +118,7 @@ def find_matching_volume(
     requested = storage_request(pvc) or 0
     requested_class = claim_class(pvc)
     spec = pvc.get("spec") or {}
-    selector = None
-    if spec.get("selector") is not None:
-        try:
-            selector = LabelSelector.parse(spec["selector"])
-        except SelectorError as exc:
-            raise BinderError(f"error creating internal label selector for claim: {exc}") from None
+    selector = claim_selector(pvc)
     smallest: Obj | None = None
     smallest_size = 0
     for pv in volumes:
@@ -141,6 +149,89 @@ def find_matching_volume(
         if smallest is None or smallest_size > size:
             smallest, smallest_size = pv, size
     return smallest
+
+
+def _pinned_hostnames(pv: Obj) -> frozenset[str] | None:
+    """The hostnames a PV's node affinity can match at most, when every term pins some
+    (``kubernetes.io/hostname In``); ``None`` when a term could match any node."""
+    required = ((pv.get("spec") or {}).get("nodeAffinity") or {}).get("required") or {}
+    terms = required.get("nodeSelectorTerms") or ()
+    if not terms:
+        return None
+    pinned: set[str] = set()
+    for term in terms:
+        nodes: set[str] | None = None
+        for expression in (term or {}).get("matchExpressions") or ():
+            if expression.get("key") == LABEL_HOSTNAME and expression.get("operator") == "In":
+                values = set(expression.get("values") or ())
+                nodes = values if nodes is None else nodes & values
+        if nodes is None:
+            return None
+        pinned |= nodes
+    return frozenset(pinned)
+
+
+class ClaimPlan:
+    """:func:`find_matching_volume` split in two: what does not depend on the node, once per
+    cycle (PreFilter), and per node only the node affinity, over candidates indexed by the
+    hostnames local PVs are pinned to. Same answers; kube iterates every PV per node."""
+
+    def __init__(self, pvc: Obj, volumes: Sequence[Obj]) -> None:
+        requested = storage_request(pvc) or 0
+        requested_class = claim_class(pvc)
+        spec = pvc.get("spec") or {}
+        selector = claim_selector(pvc)
+        #: PVs pre-bound to the claim (``claimRef``) passing the node-independent checks.
+        self.prebound: list[Obj] = []
+        candidates: list[tuple[int, int, Obj]] = []
+        for index, pv in enumerate(volumes):
+            pv_spec = pv.get("spec") or {}
+            if isinstance(pv_spec.get("claimRef"), Mapping) and not is_volume_bound_to_claim(
+                pv, pvc
+            ):
+                continue
+            size = storage_capacity(pv)
+            if size < requested or _volume_mode(spec) != _volume_mode(pv_spec):
+                continue
+            if meta(pv).get("deletionTimestamp"):
+                continue
+            if is_volume_bound_to_claim(pv, pvc):
+                self.prebound.append(pv)
+                continue
+            if (pv.get("status") or {}).get("phase") != "Available":
+                continue
+            if selector is not None and not selector.matches(meta(pv).get("labels") or {}):
+                continue
+            if volume_class(pv) != requested_class or not access_modes_fit(pvc, pv):
+                continue
+            candidates.append((size, index, pv))
+        candidates.sort(key=lambda c: (c[0], c[1]))
+        self._anywhere: list[tuple[int, int, Obj]] = []
+        self._by_host: dict[str, list[tuple[int, int, Obj]]] = {}
+        for candidate in candidates:
+            hosts = _pinned_hostnames(candidate[2])
+            if hosts is None:
+                self._anywhere.append(candidate)
+            else:
+                for host in hosts:
+                    self._by_host.setdefault(host, []).append(candidate)
+
+    def match(self, node: Node, excluded: Mapping[str, Obj]) -> Obj | None:
+        """The PV :func:`find_matching_volume` would pick on ``node``."""
+        for pv in self.prebound:
+            if meta(pv).get("name") in excluded:
+                continue
+            return pv if check_node_affinity(pv, node) else None
+        local = self._by_host.get(node.labels.get(LABEL_HOSTNAME, ""), [])
+        ordered = (
+            sorted(local + self._anywhere, key=lambda c: (c[0], c[1]))
+            if local
+            else (self._anywhere)
+        )
+        for _, _, pv in ordered:
+            if meta(pv).get("name") not in excluded and check_node_affinity(pv, node):
+                return pv
+        return None
 
 
 def _topology_terms_match(terms: Any, node: Node) -> bool:
@@ -261,7 +352,7 @@ def find_pod_volumes(
                 to_match.append(pvc)
         if to_match:
             unbound_ok, volumes.static_bindings, unmatched = find_matching_volumes(
-                claims.unbound_volumes, to_match, node
+                claims.plans, to_match, node
             )
             to_provision.extend(unmatched)
         if to_provision:
@@ -285,7 +376,7 @@ def _reasons(bound_ok: bool, unbound_ok: bool, enough: bool, found: bool) -> lis
 
 
 def find_matching_volumes(
-    volumes_by_class: Mapping[str, Sequence[Obj]], claims: Sequence[Obj], node: Node
+    plans: Mapping[str, ClaimPlan], claims: Sequence[Obj], node: Node
 ) -> tuple[bool, list[StaticBinding], list[Obj]]:
     """``findMatchingVolumes``: claims by increasing request, each the smallest PV left."""
     chosen: dict[str, Obj] = {}
@@ -293,7 +384,8 @@ def find_matching_volumes(
     unmatched: list[Obj] = []
     found = True
     for pvc in sorted(claims, key=lambda c: storage_request(c) or 0):
-        pv = find_matching_volume(pvc, volumes_by_class.get(claim_class(pvc), ()), node, chosen)
+        key = f"{meta(pvc).get('namespace')}/{meta(pvc).get('name')}"
+        pv = plans[key].match(node, chosen)
         if pv is None:
             unmatched.append(pvc)
             found = False

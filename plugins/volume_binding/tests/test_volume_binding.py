@@ -673,3 +673,38 @@ def test_without_pre_filter_the_later_points_do_nothing():
     assert plugin.pre_bind(CycleState(), pod, "n1") is None
     assert plugin.pre_score(CycleState(), pod, []).is_skip()
     plugin.unreserve(CycleState(), pod, "n1")
+
+
+def test_the_per_cycle_plan_picks_what_find_matching_volume_picks():
+    """PreFilter's ClaimPlan (candidates indexed by pinned hostname) against kube's plain scan
+    over every PV, on random PVs, claims and nodes."""
+    import random
+
+    from kubesched_volume_binding.binder import ClaimPlan, find_matching_volume
+
+    rng = random.Random(7)
+    for _ in range(200):
+        nodes_ = [node(f"n{i}", rng.choice(["a", "b"])) for i in range(4)]
+        pvs = []
+        for i in range(rng.randint(0, 8)):
+            kind = rng.random()
+            pvs.append(
+                pv(
+                    f"pv-{i}",
+                    size=rng.choice(["1Gi", "2Gi", "5Gi"]),
+                    nodes=tuple(rng.sample([n.name for n in nodes_], rng.randint(1, 2)))
+                    if kind < 0.5
+                    else (),
+                    zone=rng.choice(["a", "b"]) if 0.5 <= kind < 0.8 else "",
+                    claim=rng.choice(["", "", "pvc-a", "other"]),
+                    phase=rng.choice(["Available", "Available", "Bound"]),
+                    modes=rng.choice([("ReadWriteOnce",), ("ReadOnlyMany",)]),
+                )
+            )
+        claim = pvc("pvc-a", size=rng.choice(["1Gi", "2Gi"]))
+        plan = ClaimPlan(claim, pvs)
+        excluded = {p["metadata"]["name"]: p for p in pvs if rng.random() < 0.2}
+        for n in nodes_:
+            want = find_matching_volume(claim, pvs, n, excluded)
+            got = plan.match(n, excluded)
+            assert (got or {}).get("metadata") == (want or {}).get("metadata")
