@@ -158,14 +158,39 @@ def _pool_of(slice_: Mapping[str, Any]) -> tuple[str, str, int, int]:
     )
 
 
-def gather_pools(slices: Iterable[Mapping[str, Any]], node: Node | None) -> list[_Pool]:
+class SliceIndex:
+    """The slices, indexed once per scheduling cycle: by the node they name and by pool, so that
+    gathering one node's pools reads that node's slices and the cluster-wide ones only."""
+
+    def __init__(self, slices: Iterable[Mapping[str, Any]]) -> None:
+        self.by_node: dict[str, list[Mapping[str, Any]]] = {}
+        #: slices for all nodes, a node selector, per device, or with shared counters
+        self.elsewhere: list[Mapping[str, Any]] = []
+        self.by_pool: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        for slice_ in slices:
+            spec = _spec(slice_)
+            node_name = spec.get("nodeName")
+            if node_name and not spec.get("sharedCounters"):
+                self.by_node.setdefault(str(node_name), []).append(slice_)
+            else:
+                self.elsewhere.append(slice_)
+            self.by_pool.setdefault(_pool_of(slice_)[:2], []).append(slice_)
+
+    def candidates(self, node: Node | None) -> list[Mapping[str, Any]]:
+        named = self.by_node.get(node.name, []) if node is not None else []
+        return [*named, *self.elsewhere]
+
+
+def gather_pools(
+    slices: SliceIndex | Iterable[Mapping[str, Any]], node: Node | None
+) -> list[_Pool]:
     """The pools with devices for ``node`` (kube's ``GatherPools``), sorted by driver and pool.
 
     kube walks a Go map here, so its order among pools is random; sorting makes ours stable.
     """
-    all_slices = list(slices)
+    index = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
     chosen: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for slice_ in all_slices:
+    for slice_ in index.candidates(node):
         spec = _spec(slice_)
         if not (spec.get("sharedCounters") or _slice_targets(slice_, node)):
             continue
@@ -178,7 +203,7 @@ def gather_pools(slices: Iterable[Mapping[str, Any]], node: Node | None) -> list
     pools = []
     for (driver, name), for_pool in sorted(chosen.items()):
         _, _, generation, count = _pool_of(for_pool[0])
-        everything = [s for s in all_slices if _pool_of(s)[:2] == (driver, name)]
+        everything = index.by_pool.get((driver, name), [])
         if any(_pool_of(s)[2] > generation for s in everything):
             continue  # obsolete: a newer generation is being published
         same_generation = [s for s in everything if _pool_of(s)[2] == generation]
@@ -350,7 +375,7 @@ class Allocator:
         allocated: Iterable[DeviceID] = (),
     ) -> None:
         self.classes = classes
-        self.slices = slices
+        self.slices = SliceIndex(slices)
         self.allocated = set(allocated)
 
     def allocate(

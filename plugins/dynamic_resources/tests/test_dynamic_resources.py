@@ -31,7 +31,7 @@ from kubesched_dynamic_resources import (
     DynamicResources,
 )
 
-from kubesched import ConfigError, QueueingHint
+from kubesched import ConfigError, QueueingHint, Status, hookimpl
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import Harness, make_scheduler
 
@@ -375,3 +375,42 @@ def test_the_generated_claim_moves_the_gated_pod_to_the_queue():
         h.backend.add_pod(updated)  # same uid: an update
         h.run()
         assert h.node_of("p") == NODE_1
+
+
+class _RejectAtReserve:
+    """A Reserve plugin that turns every pod away (so DynamicResources' Unreserve runs)."""
+
+    def __init__(self, args, handle) -> None:
+        pass
+
+    @hookimpl
+    def reserve(self, state, pod, node_name):
+        return Status.unschedulable("rejected at reserve")
+
+
+def test_unreserve_releases_the_devices_held_for_a_pod_that_did_not_bind():
+    profile = {
+        "plugins": {
+            "multiPoint": {"enabled": [{"name": NAME}]},
+            "reserve": {"enabled": [{"name": "RejectAtReserve"}]},
+        }
+    }
+    objects = {
+        "DeviceClass": [device_class(CLASS_A, DRIVER_A)],
+        "ResourceSlice": [resource_slice("slice-1", device(DEVICE_1), node=NODE_1)],
+        "ResourceClaim": [claim("a"), claim("b")],
+    }
+    with Harness(
+        {NAME: DynamicResources, "RejectAtReserve": _RejectAtReserve},
+        profile,
+        nodes=[make_node(NODE_1)],
+        objects=objects,
+    ) as h:
+        report = h.schedule(pod_with("p1", "a"))
+        assert report.result == "Unschedulable"
+        plugin = h.scheduler.frameworks["custom-scheduler"].plugins[NAME]
+        assert plugin._in_flight == {}
+        assert "allocation" not in (stored_claim(h, "a").get("status") or {})
+        # The device is free again: another pod's Filter allocates it on the node.
+        second = h.schedule(pod_with("p2", "b"))
+        assert second.nodes[NODE_1].outcome == "feasible"
