@@ -280,22 +280,30 @@ def test_stock_scheduler_with_kubesched_extender_binds_where_simulate_would(
 
 # -- (b) one stub extender in both schedulers ------------------------------------------------------
 @pytest.mark.usefixtures("binaries")
+@pytest.mark.parametrize(
+    "node_cache_capable",
+    # A NodeList answer is scored as nodes without pods, NodeNames keep them (kube v1.37).
+    [pytest.param(False, id="node-list"), pytest.param(True, id="node-names")],
+)
 def test_both_schedulers_agree_pod_by_pod_with_the_same_extenders(
     control_plane: Cluster,
     core_v1: client.CoreV1Api,
     namespace: str,
     run_nodes: Callable[..., str],
+    node_cache_capable: bool,
 ) -> None:
     rng = random.Random(7)
+    node_labels = {}
     for i in range(6):
         labels = {SCORE_LABEL: str(rng.randint(0, 10))}
         if i in (1, 4):
             labels[FILTER_LABEL] = "reject" if i == 1 else "unresolvable"
-        run_nodes(rng.choice(["2", "4"]), labels)
+        node_labels[run_nodes(rng.choice(["2", "4"]), labels)] = labels
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         down = f"http://127.0.0.1:{sock.getsockname()[1]}/down"  # nothing listens there
     with StubExtender() as main, StubExtender(fail_label=IGNORABLE_FAIL_LABEL) as side:
+        main.nodes = dict(node_labels)  # what a nodeCacheCapable extender keeps itself
         extenders = [
             {"urlPrefix": down, "filterVerb": "filter", "ignorable": True},
             {
@@ -311,6 +319,7 @@ def test_both_schedulers_agree_pod_by_pod_with_the_same_extenders(
                 "prioritizeVerb": "prioritize",
                 "weight": 2,
                 "httpTimeout": "3s",
+                "nodeCacheCapable": node_cache_capable,
             },
         ]
         document = {
