@@ -27,7 +27,7 @@ from pathlib import Path
 import yaml
 
 from bench.cluster import transport_for
-from bench.contenders import DISABLED_PLUGINS
+from bench.contenders import DISABLED_PLUGINS, QPS
 from bench.measure import PodWatch, percentile
 from kubesched.testing import _procs
 from kubesched.testing.controlplane import ControlPlane, find_binaries, ready_node
@@ -98,9 +98,11 @@ def _serve_extender(kubeconfig: Path, workdir: Path) -> tuple[_procs.Child, str]
 def run_mode(cp: ControlPlane, pods: int, extender_url: str | None) -> tuple[float, float]:
     scheduler = f"bench-{'ext' if extender_url else 'stock'}-{int(time.time())}"
     config: dict = {
+        # As bench.contenders: a client limit high enough not to be what is measured.
+        "clientConnection": {"qps": QPS, "burst": QPS},
         "profiles": [
             {"schedulerName": scheduler, "plugins": {"multiPoint": {"disabled": DISABLED}}}
-        ]
+        ],
     }
     if extender_url:
         config["extenders"] = [

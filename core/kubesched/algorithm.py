@@ -372,7 +372,8 @@ class SchedulingAlgorithm:
         totals = scores.totals = list(scores.totals)
         scale = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
         for extender in self.extenders:
-            if not extender.is_interested(pod):
+            # kube asks every interested extender; one without a prioritizeVerb gives 0s.
+            if not extender.is_prioritizer or not extender.is_interested(pod):
                 continue
             try:
                 given, weight = self.run_extender_prioritize(extender, pod, feasible)

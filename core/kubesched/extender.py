@@ -37,7 +37,7 @@ import urllib3
 
 from .config.extenders import Extender
 from .nodeinfo import NodeInfo
-from .objects import Pod
+from .objects import Node, ObjectError, Pod
 
 __all__ = [
     "EXTENDER_NAME",
@@ -252,7 +252,14 @@ class HTTPExtender:
                         f"extender {self.name!r} claims a filtered node {name!r} which is not "
                         "found in the input node list"
                     )
-                feasible.append(by_name[name])
+                # As kube-scheduler v1.37 does, the nodes answered become new NodeInfos of the
+                # answer's Node objects, without their pods: the Score plugins that run after
+                # (NodeResourcesFit, NodeResourcesBalancedAllocation) see those nodes empty.
+                # A nodeCacheCapable extender's NodeNames keep the scheduler's own NodeInfos.
+                try:
+                    feasible.append(NodeInfo(Node(item)))
+                except ObjectError as exc:
+                    raise ExtenderError(f"extender {self.name!r} filter: {exc}") from None
         return FilterResult(
             feasible,
             self._failed_map(answer.get("FailedNodes")),

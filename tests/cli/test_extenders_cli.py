@@ -34,7 +34,13 @@ def write_cluster(path: Path) -> Path:
         make_node("n2").capacity(cpu="4", memory="8Gi", pods="10").label(SCORE_LABEL, "9"),
         make_node("n3").capacity(cpu="4", memory="8Gi", pods="10"),
     ]
-    pod = make_pod("web").uid("u1").scheduler("custom-scheduler").req(cpu="100m", **{GPU: "1"})
+    pod = (
+        make_pod("web")
+        .uid("u1")
+        .scheduler("custom-scheduler")
+        .req(cpu="100m", **{GPU: "1"})
+        .limits(**{GPU: "1"})
+    )
     docs = [n.manifest() for n in nodes] + [pod.manifest()]
     path.write_text(yaml.safe_dump_all(docs))
     return path

@@ -323,3 +323,47 @@ def test_http_extender_raises_extender_error_with_kubes_message(stub: StubExtend
     extender = HTTPExtender(config.extenders[0])
     with pytest.raises(ExtenderError, match=r"failed nope with extender at URL .*/nope, code 404"):
         extender.filter(make_pod("p").obj(), [NodeInfo(n) for n in nodes({})])
+
+
+class CountPods:
+    """Score: 10 per pod on the node (shows which NodeInfo the Score point was given)."""
+
+    name = "CountPods"
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        pass
+
+    @hookimpl
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        return 10 * len(node_info.pods)
+
+
+@pytest.mark.parametrize(
+    ("node_cache_capable", "scored"),
+    [
+        # kube-scheduler v1.37 scores the Node objects a NodeList answer carries, without pods.
+        pytest.param(False, {"node-0": 0, "node-1": 0}, id="node-list-answer-scores-empty-nodes"),
+        pytest.param(True, {"node-0": 20, "node-1": 0}, id="node-names-keep-the-nodes-pods"),
+    ],
+)
+def test_which_node_infos_the_score_point_sees_after_an_extender_filter(
+    node_cache_capable: bool, scored: dict[str, int]
+) -> None:
+    with StubExtender() as stub:
+        node_objs = nodes({}, {})
+        bound = [make_pod(f"b{i}").uid(f"b{i}").node("node-0").obj() for i in range(2)]
+        ext = [
+            {"urlPrefix": stub.url, "filterVerb": "filter", "nodeCacheCapable": node_cache_capable}
+        ]
+        scheduler, _ = make_scheduler(
+            {"CountPods": CountPods},
+            {"plugins": {"score": {"enabled": [{"name": "CountPods"}]}}},
+            node_objs,
+            [*bound, make_pod("p").uid("u1").obj()],
+            extenders=ext,
+        )
+        recorder = ExplainRecorder().attach(scheduler)
+        run_until_idle(scheduler)
+        scheduler.stop()
+    (report,) = recorder.for_pod("default/p")
+    assert {n: report.score(n, "CountPods").raw for n in scored} == scored

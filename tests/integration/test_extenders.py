@@ -122,15 +122,21 @@ def reference_outcome(
 
 
 def kubesched_outcome(
-    core_v1: client.CoreV1Api, namespace: str, name: str, document: dict[str, Any]
+    core_v1: client.CoreV1Api, namespace: str, created: dict[str, Any], document: dict[str, Any]
 ) -> tuple[set[str], str, str]:
-    """kubesched's best nodes for the pod over the cluster as it is now (the other pods where
-    the reference scheduler put them), or its (reason, message) when it binds none."""
+    """kubesched's best nodes for the pod (as the apiserver stored it on creation) over the
+    cluster as it is now (the other pods where the reference scheduler put them), or its
+    (reason, message) when it binds none."""
     api = core_v1.api_client
+    name = created["metadata"]["name"]
     nodes = [Node(_plain(api, n)) for n in core_v1.list_node().items]
     stored = [_plain(api, p) for p in core_v1.list_namespaced_pod(namespace).items]
-    bound = [Pod(p) for p in stored if (p.get("spec") or {}).get("nodeName")]
-    (pending,) = [Pod(p) for p in stored if p["metadata"]["name"] == name]
+    bound = [
+        Pod(p)
+        for p in stored
+        if (p.get("spec") or {}).get("nodeName") and p["metadata"]["name"] != name
+    ]
+    pending = Pod(created)
     registry = Registry.installed()
     config = parse_config(document, registry)
     recorder = ExplainRecorder()
@@ -149,7 +155,8 @@ def kubesched_outcome(
         return {report.selected or ""}, "", ""
     best = max(totals.values())
     assert outcome.node in {n for n, t in totals.items() if t == best}
-    return {n for n, t in totals.items() if t == best}, "", ""
+    scores = {n: {p: d.weighted for p, d in report.nodes[n].scores.items()} for n in totals}
+    return {n for n, t in totals.items() if t == best}, "", f"totals {totals}, scores {scores}"
 
 
 def agree(
@@ -164,16 +171,19 @@ def agree(
     mismatches = []
     for manifest in pods:
         name = manifest["metadata"]["name"]
-        core_v1.create_namespaced_pod(namespace, manifest)
+        created = _plain(core_v1.api_client, core_v1.create_namespaced_pod(namespace, manifest))
         node, reason, message = reference_outcome(core_v1, namespace, name)
         best, our_reason, our_message = kubesched_outcome(
-            core_v1, namespace, name, kubesched_document
+            core_v1, namespace, created, kubesched_document
         )
         if node is not None:
             counts["bound"] += 1
             settle(name, node)
             if node not in best:
-                mismatches.append(f"{name}: reference bound it to {node}, kubesched's best {best}")
+                mismatches.append(
+                    f"{name} {manifest['metadata']['labels']}: reference bound it to {node}, "
+                    f"kubesched's best {best}; {our_message}"
+                )
         else:
             counts["error" if reason == "SchedulerError" else "unschedulable"] += 1
             if (reason, message) != (our_reason, our_message):
@@ -270,22 +280,30 @@ def test_stock_scheduler_with_kubesched_extender_binds_where_simulate_would(
 
 # -- (b) one stub extender in both schedulers ------------------------------------------------------
 @pytest.mark.usefixtures("binaries")
+@pytest.mark.parametrize(
+    "node_cache_capable",
+    # A NodeList answer is scored as nodes without pods, NodeNames keep them (kube v1.37).
+    [pytest.param(False, id="node-list"), pytest.param(True, id="node-names")],
+)
 def test_both_schedulers_agree_pod_by_pod_with_the_same_extenders(
     control_plane: Cluster,
     core_v1: client.CoreV1Api,
     namespace: str,
     run_nodes: Callable[..., str],
+    node_cache_capable: bool,
 ) -> None:
     rng = random.Random(7)
+    node_labels = {}
     for i in range(6):
         labels = {SCORE_LABEL: str(rng.randint(0, 10))}
         if i in (1, 4):
             labels[FILTER_LABEL] = "reject" if i == 1 else "unresolvable"
-        run_nodes(rng.choice(["2", "4"]), labels)
+        node_labels[run_nodes(rng.choice(["2", "4"]), labels)] = labels
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         down = f"http://127.0.0.1:{sock.getsockname()[1]}/down"  # nothing listens there
     with StubExtender() as main, StubExtender(fail_label=IGNORABLE_FAIL_LABEL) as side:
+        main.nodes = dict(node_labels)  # what a nodeCacheCapable extender keeps itself
         extenders = [
             {"urlPrefix": down, "filterVerb": "filter", "ignorable": True},
             {
@@ -301,6 +319,7 @@ def test_both_schedulers_agree_pod_by_pod_with_the_same_extenders(
                 "prioritizeVerb": "prioritize",
                 "weight": 2,
                 "httpTimeout": "3s",
+                "nodeCacheCapable": node_cache_capable,
             },
         ]
         document = {

@@ -54,6 +54,7 @@ def _labels(obj: Mapping[str, Any] | None) -> Mapping[str, str]:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are two writes (see extender_server)
 
     def do_POST(self) -> None:
         verb = self.path.rstrip("/").rsplit("/", 1)[-1]
