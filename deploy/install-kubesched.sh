@@ -25,6 +25,13 @@ source_dir="$(cd "$1" && pwd)"
 prefix="$2"
 shift 2
 python="${PYTHON:-python3}"
+# An empty pip setting means pip's default (the Dockerfile passes its build arguments as set or
+# empty): unset, so that no pip version reads "" as a value.
+for setting in PIP_INDEX_URL PIP_DEFAULT_TIMEOUT PIP_CERT PIP_FIND_LINKS; do
+    if [[ -v $setting && -z "${!setting}" ]]; then
+        unset "$setting"
+    fi
+done
 
 if [[ ! -f "$source_dir/pyproject.toml" || ! -d "$source_dir/plugins" ]]; then
     echo "install-kubesched.sh: $source_dir is not a kubesched checkout" \

@@ -41,7 +41,7 @@ def main() -> None:
     block = (
         "[tox]\nrequires =\n    tox>=4\n    tox-uv>=1.11\n"
         f"env_list = lint, core, plugin-{{{factors}}}, example-{{{example_factors}}}, e2e, "
-        "integration, parity, deploy, bench, fuzz, security, reliability\n\n"
+        "integration, parity, deploy, image, bench, fuzz, security, reliability\n\n"
         f"[testenv:plugin-{{{factors}}}]\n"
         "description = one plugin with only the core installed\n"
         "deps =\n    pytest>=8\n    -e {toxinidir}\n"

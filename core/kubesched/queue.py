@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .events import ActionType, ClusterEvent, EventResource, QueueingHint
+from .extender import EXTENDER_NAME
 from .nominator import Nominator
 from .objects import Pod
 from .results import QueuedPodInfo
@@ -54,15 +55,29 @@ def pod_group_key(pod: Pod) -> tuple[str, str] | None:
 
 
 class _ActiveEntry:
-    """A heap entry ordered by the QueueSort plugin's ``less``."""
+    """A heap entry ordered by the QueueSort plugin's ``less``, then by when it was queued.
 
-    __slots__ = ("info", "less", "live")
+    Pods the plugin finds equal (same priority and timestamp: every pod of a cluster file is
+    queued at virtual time 0) leave in the order they were queued, never in whatever order the
+    heap's internals happen to leave them (``seq``).
+    """
 
-    def __init__(self, info: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]):
-        self.info, self.less, self.live = info, less, True
+    __slots__ = ("info", "less", "live", "seq")
+
+    def __init__(
+        self,
+        info: QueuedPodInfo,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        seq: int,
+    ):
+        self.info, self.less, self.live, self.seq = info, less, True, seq
 
     def __lt__(self, other: _ActiveEntry) -> bool:
-        return self.less(self.info, other.info)
+        if self.less(self.info, other.info):
+            return True
+        if self.less(other.info, self.info):
+            return False
+        return self.seq < other.seq
 
 
 @dataclass(slots=True)
@@ -154,8 +169,8 @@ class SchedulingQueue:
         info.gating_plugin = ""
         self._push_active(info)
 
-    def _push_active(self, info: QueuedPodInfo) -> None:
-        entry = _ActiveEntry(info, self._less)
+    def _push_active(self, info: QueuedPodInfo, seq: int | None = None) -> None:
+        entry = _ActiveEntry(info, self._less, next(self._seq) if seq is None else seq)
         self._active_by_uid[info.pod.uid] = entry
         heapq.heappush(self._active, entry)
         self._cond.notify()
@@ -282,6 +297,8 @@ class SchedulingQueue:
             return True
         if event.resource is EventResource.WILDCARD and event.action == ActionType.ALL:
             return new is None or (isinstance(new, Pod) and new.uid == info.pod.uid)
+        if EXTENDER_NAME in rejectors:  # extenders register no events: any event may help
+            return True
         registered = self._events.get(info.pod.scheduler_name, {})
         for plugin, entries in registered.items():
             if plugin not in rejectors:
@@ -412,7 +429,7 @@ class SchedulingQueue:
             # Re-queued so that a changed priority re-sorts the heap (the old entry is skipped).
             entry.live = False
             entry.info.pod = pod
-            self._push_active(entry.info)
+            self._push_active(entry.info, entry.seq)  # an update keeps its place among equals
             return None
         backing_off = self._backoff_by_uid.get(uid)
         if backing_off is not None:

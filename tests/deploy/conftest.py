@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -20,6 +21,12 @@ from urllib.parse import urlsplit
 
 import pytest
 from kubernetes import client
+
+from kubesched.testing.controlplane import (
+    ControlPlaneError,
+    ControlPlaneUnavailable,
+    find_binaries,
+)
 
 _HERE = Path(__file__).parent
 _INTEGRATION = _HERE.parent / "integration"
@@ -114,6 +121,25 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
             ("AcmeRack", "acme-kubesched-rack", "derived image"),
         ),
     )
+
+
+@pytest.fixture(scope="session")
+def kubectl() -> str:
+    """kubectl built with the control plane from the same Kubernetes module
+    (tests/controlplane/build.sh), else the one on PATH outside CI; missing, the test skips (or
+    fails under ``CI=true``)."""
+    try:
+        built = find_binaries(build_script=_integration.BUILD_SCRIPT).directory / "kubectl"
+        problem = "" if os.access(built, os.X_OK) else f"{built} is missing"
+    except (ControlPlaneError, ControlPlaneUnavailable) as exc:
+        built, problem = None, str(exc)
+    if not problem:
+        return str(built)
+    if _integration.IN_CI:
+        pytest.fail(f"CI=true and no kubectl from the control-plane build: {problem}", False)
+    if on_path := shutil.which("kubectl"):
+        return on_path
+    pytest.skip(f"no kubectl: {problem}, and none on PATH")
 
 
 # -- the cluster, as custom-scheduler ----------------------------------------------------------

@@ -90,7 +90,8 @@ def plugin_wheel(directory: Path, name: str, dist: str, label: str) -> Path:
     wheel = directory / f"{module}-1.0.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
         for path, text in files.items():
-            archive.writestr(path, text)
+            # A fixed timestamp: the same wheel each run, so an image build's cache holds.
+            archive.writestr(zipfile.ZipInfo(path, date_time=(2020, 1, 1, 0, 0, 0)), text)
     return wheel
 
 

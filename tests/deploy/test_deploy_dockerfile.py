@@ -1,9 +1,11 @@
 """deploy/Dockerfile, checked without a Docker engine: hadolint, and the image's contract.
 
-The contract: two stages from one pinned slim Python; the build stage runs
+The contract: every stage from one pinned slim Python; the build stage runs
 deploy/install-kubesched.sh (which test_deploy_install.py runs for real) with the PLUGINS build
-argument; the runtime stage copies the virtualenv, runs as uid 65532 without writing bytecode,
-and its entrypoint is ``kubesched run --config /etc/kubesched/scheduler-config.yaml``.
+argument and the build-stage-only pip settings, then deploy/prune-runtime.sh on a copy; the
+`common` stage runs as uid 65532 without writing bytecode, and its entrypoint is ``kubesched run
+--config /etc/kubesched/scheduler-config.yaml``; `dev` adds the whole virtualenv, the default
+(last) target the pruned one. tests/image builds and runs it.
 """
 
 from __future__ import annotations
@@ -71,49 +73,77 @@ def test_hadolint_finds_nothing():
     assert (result.returncode, result.stdout + result.stderr) == (0, "")
 
 
-def test_two_stages_from_one_pinned_slim_python():
+STAGES = ["build", "common", "dev", "runtime"]
+
+
+def test_every_stage_is_from_one_pinned_slim_python():
     base_args = [i.args for i in instructions() if i.keyword == "ARG" and i.stage == -1]
     assert len(base_args) == 1 and base_args[0].startswith("PYTHON_IMAGE=")
     assert BASE_IMAGE.match(base_args[0].removeprefix("PYTHON_IMAGE="))
     froms = [i.args for i in instructions() if i.keyword == "FROM"]
-    assert froms == ["${PYTHON_IMAGE} AS build", "${PYTHON_IMAGE}"]
+    assert froms == [
+        "${PYTHON_IMAGE} AS build",
+        "${PYTHON_IMAGE} AS common",
+        "common AS dev",
+        "common AS runtime",  # last: the default target
+    ]
 
 
 def test_the_build_stage_runs_the_install_script_with_the_plugins_argument():
     build = stage(0)
     assert Instruction("ARG", 'PLUGINS=""', 0) in build
-    runs = [i.args for i in build if i.keyword == "RUN"]
-    assert runs == ["bash deploy/install-kubesched.sh /src /opt/kubesched ${PLUGINS}"]
+    install, prune = [i.args for i in build if i.keyword == "RUN"]
+    assert install.endswith("bash deploy/install-kubesched.sh /src /opt/kubesched ${PLUGINS}")
+    assert install.startswith("--mount=type=secret,id=pip-cert ")
+    assert "PIP_FIND_LINKS=/src/deploy/wheels" in install.split()
+    assert prune == "cp -a /opt/kubesched /opt/runtime && bash deploy/prune-runtime.sh /opt/runtime"
 
 
-def test_the_build_stage_copies_everything_the_script_reads():
-    script = (DEPLOY / "install-kubesched.sh").read_text()
-    read = set(re.findall(r'"\$source_dir/(deploy/[\w.-]+)"', script))
-    assert read, "install-kubesched.sh reads no file of deploy/?"
+def test_pip_settings_are_arguments_of_the_build_stage_only():
+    args = {i.args.split("=")[0]: i.stage for i in instructions() if i.keyword == "ARG"}
+    assert args == {"PYTHON_IMAGE": -1, "PLUGINS": 0, "PIP_INDEX_URL": 0, "PIP_DEFAULT_TIMEOUT": 0}
+    for number in range(1, len(STAGES)):
+        env = " ".join(i.args for i in stage(number) if i.keyword == "ENV")
+        assert not {"PIP_INDEX_URL", "PIP_DEFAULT_TIMEOUT", "PIP_CERT", "PIP_FIND_LINKS"} & {
+            word.split("=")[0] for word in env.split()
+        }
+
+
+def test_the_build_stage_copies_everything_the_scripts_read():
+    read = set()
+    for script in ("install-kubesched.sh", "prune-runtime.sh"):
+        read.update(re.findall(r'"\$source_dir/(deploy/[\w.-]+)"', (DEPLOY / script).read_text()))
+        read.add(f"deploy/{script}")
     copied = set()
     for instruction in stage(0):
         if instruction.keyword == "COPY":
             *sources, _dest = instruction.args.split()
             copied.update(source.rstrip("/") for source in sources)
     assert read <= copied
-    assert {"pyproject.toml", "README.md", "core", "plugins"} <= copied
+    assert {"pyproject.toml", "README.md", "core", "plugins", "deploy/wheels"} <= copied
 
 
-def test_the_runtime_stage_is_the_venv_run_as_nonroot():
-    runtime = stage(1)
-    keywords = [i.keyword for i in runtime]
-    assert "RUN" not in keywords, "the runtime stage installs nothing of its own"
+def test_the_images_are_the_venv_run_as_nonroot():
+    for number in range(1, len(STAGES)):
+        assert "RUN" not in [i.keyword for i in stage(number)], f"{STAGES[number]} installs"
     assert "ADD" not in [i.keyword for i in instructions()]
-    assert Instruction("COPY", "--from=build /opt/kubesched /opt/kubesched", 1) in runtime
-    users = [i.args for i in runtime if i.keyword == "USER"]
-    assert users == [f"{NONROOT}:{NONROOT}"]
-    env = " ".join(i.args for i in runtime if i.keyword == "ENV")
+    common, dev, runtime = stage(1), stage(2), stage(3)
+    assert [i.args for i in runtime if i.keyword == "COPY"] == [
+        "--from=build /opt/runtime /opt/kubesched"
+    ]
+    assert [i.args for i in dev if i.keyword == "COPY"] == [
+        "--from=build /opt/kubesched /opt/kubesched"
+    ]
+    dev_env = " ".join(i.args for i in dev if i.keyword == "ENV")
+    assert "PIP_CONSTRAINT=/opt/kubesched/constraints.txt" in dev_env.split()
+    users = [i.args for i in instructions() if i.keyword == "USER"]
+    assert users == [f"{NONROOT}:{NONROOT}"] and Instruction("USER", users[0], 1) in common
+    env = " ".join(i.args for i in common if i.keyword == "ENV")
     assert "PYTHONDONTWRITEBYTECODE=1" in env.split()
     assert "PATH=/opt/kubesched/bin:$PATH" in env.split()
-    assert "PIP_CONSTRAINT=/opt/kubesched/constraints.txt" in env.split()
-    (entrypoint,) = [i.args for i in runtime if i.keyword == "ENTRYPOINT"]
+    (entrypoint,) = [i.args for i in instructions() if i.keyword == "ENTRYPOINT"]
     assert json.loads(entrypoint) == ENTRYPOINT
-    assert keywords[-1] == "ENTRYPOINT" and keywords.index("USER") > keywords.index("COPY")
+    assert Instruction("ENTRYPOINT", entrypoint, 1) in common
 
 
 def test_the_deployment_runs_the_image_as_it_expects():
@@ -185,7 +215,8 @@ def test_the_build_context_holds_the_sources_and_not_the_rest():
     needed = [
         p for p in tracked("core", "plugins", "pyproject.toml", "README.md") if "/tests/" not in p
     ]
-    needed += ["deploy/install-kubesched.sh", "deploy/constraints.txt"]
+    needed += ["deploy/install-kubesched.sh", "deploy/prune-runtime.sh", "deploy/constraints.txt"]
+    needed += ["deploy/wheels/README.md", "deploy/wheels/acme_kubesched_zone-1.0-py3-none-any.whl"]
     needed += ["deploy/scheduler-config.yaml"]
     left_out = [p for p in needed if dockerignore_excludes(p, patterns)]
     assert not left_out, f"deploy/Dockerfile.dockerignore leaves out {left_out}"

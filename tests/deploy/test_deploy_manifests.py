@@ -9,12 +9,12 @@ ClusterRole stays within DESIGN.md §5 (kube-scheduler's own bootstrap role), it
 
 from __future__ import annotations
 
-import shutil
+import os
+import re
 import subprocess
 import sys
 import tomllib
 
-import pytest
 import yaml
 from deploy_support import DEPLOY, MANIFESTS, ROOT, run
 
@@ -23,8 +23,8 @@ from kubesched.registry import Registry
 
 SEED_LABEL = {"scheduler.custom/enabled": "true"}
 
-#: (apiGroup, resource) -> verbs of kube-scheduler's bootstrap ClusterRole `system:kube-scheduler`
-#: (DESIGN.md §5): what a scheduler may ever be granted.
+#: (apiGroup, resource) -> verbs of kube-scheduler's bootstrap ClusterRoles `system:kube-scheduler`
+#: and `system:volume-scheduler` (DESIGN.md §5): what a scheduler may ever be granted.
 UPPER_BOUND = {
     ("", "events"): {"create", "patch", "update"},
     ("events.k8s.io", "events"): {"create", "patch", "update"},
@@ -42,11 +42,20 @@ UPPER_BOUND = {
     ("policy", "poddisruptionbudgets"): {"get", "list", "watch"},
     # With the GenericWorkload gate on.
     ("scheduling.k8s.io", "podgroups"): {"get", "list", "watch"},
-    ("", "persistentvolumeclaims"): {"get", "list", "watch"},
-    ("", "persistentvolumes"): {"get", "list", "watch"},
+    ("", "persistentvolumeclaims"): {"get", "list", "watch", "patch", "update"},
+    ("", "persistentvolumes"): {"get", "list", "watch", "patch", "update"},
     ("storage.k8s.io", "csinodes"): {"get", "list", "watch"},
     ("storage.k8s.io", "csidrivers"): {"get", "list", "watch"},
     ("storage.k8s.io", "csistoragecapacities"): {"get", "list", "watch"},
+    ("storage.k8s.io", "volumeattachments"): {"get", "list", "watch"},
+    # With `system:volume-scheduler`, which kube binds to the same user.
+    ("storage.k8s.io", "storageclasses"): {"get", "list", "watch"},
+    # system:kube-scheduler's DRA rules (DynamicResourceAllocation is always on in v1.37).
+    ("resource.k8s.io", "deviceclasses"): {"get", "list", "watch"},
+    ("resource.k8s.io", "resourceslices"): {"get", "list", "watch"},
+    ("resource.k8s.io", "resourceclaims"): {"get", "list", "watch", "update", "patch"},
+    ("resource.k8s.io", "resourceclaims/status"): {"get", "list", "watch", "update", "patch"},
+    ("resource.k8s.io", "resourceclaims/binding"): {"update", "patch"},
 }
 
 
@@ -200,13 +209,35 @@ def test_the_kustomization_lists_every_manifest():
     assert not list(MANIFESTS.glob("kustomization.y*ml")), "`kubectl apply -f` would choke on it"
 
 
-def test_kubectl_kustomize_renders_the_same_objects():
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
+def test_kubectl_kustomize_renders_the_same_objects(kubectl):
     rendered = subprocess.run(
         [kubectl, "kustomize", str(DEPLOY)], capture_output=True, text=True, timeout=120
     )
     assert rendered.returncode == 0, rendered.stderr
     objects = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(rendered.stdout)}
     assert objects == manifests()
+
+
+def test_the_readme_overlay_pins_the_image_by_digest(kubectl, tmp_path):
+    """deploy/README.md's kustomize overlay, rendered: the Deployment names the image by digest."""
+    readme = (DEPLOY / "README.md").read_text()
+    after = readme.split("overlays/production/kustomization.yaml", 1)[1]
+    block = after.split("```yaml\n", 1)[1].split("```", 1)[0]
+    overlay = yaml.safe_load(block)
+    assert overlay["resources"] == ["../../deploy"]
+    overlay_dir = tmp_path / "overlays" / "production"
+    overlay_dir.mkdir(parents=True)
+    overlay["resources"] = [os.path.relpath(DEPLOY, overlay_dir)]
+    (overlay_dir / "kustomization.yaml").write_text(yaml.safe_dump(overlay))
+    rendered = subprocess.run(
+        [kubectl, "kustomize", str(overlay_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    (deployment,) = [d for d in yaml.safe_load_all(rendered.stdout) if d["kind"] == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    (image,) = overlay["images"]
+    assert container["image"] == f"{image['newName']}@{image['digest']}"
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", image["digest"])

@@ -33,7 +33,7 @@ from ..handle import Handle
 from ..hookspecs import hookimpl
 from ..nodeinfo import NodeInfo
 from ..objects import Node, Pod
-from ..registry import Registry, extension_points_of
+from ..registry import Registry, check_hook_names, extension_points_of
 from ..results import QueuedPodInfo
 from ..scheduler import Scheduler
 from ..simulate import VirtualClock
@@ -101,6 +101,8 @@ def make_config(
     ``profile`` is the profile's body (``plugins``, ``pluginConfig``, …). FifoSort and TestBinder
     are enabled at queueSort and bind unless the profile configures those points.
     """
+    for name, plugin in plugins.items():  # even those the profile leaves out
+        check_hook_names(plugin, name, f"{plugin.__module__}:{plugin.__qualname__}")
     registry = Registry({FIFO_SORT: FifoSort, TEST_BINDER: TestBinder, **plugins})
     body = dict(profile or {})
     points = dict(body.get("plugins") or {})
@@ -127,14 +129,16 @@ def make_scheduler(
     inline_binding: bool = True,
     start: bool = True,
     wait_on_clock: bool | None = None,
+    objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
     **top_level: Any,
 ) -> tuple[Scheduler, InMemoryBackend]:
-    """A scheduler over an in-memory cluster of ``nodes`` and ``pods`` (started by default).
+    """A scheduler over an in-memory cluster of ``nodes`` and ``pods`` (started by default);
+    ``objects`` are the consulted kinds' objects, by kind (PersistentVolumes, …).
 
     With a ``clock`` and inline binding, waits at Permit run on that clock (``wait_on_clock``,
     see :class:`~kubesched.scheduler.Scheduler`): nothing blocks on them."""
     config, registry = make_config(plugins, profile, **top_level)
-    backend = InMemoryBackend(nodes, pods)
+    backend = InMemoryBackend(nodes, pods, objects)
     kwargs: dict[str, Any] = {"seed": seed, "inline_binding": inline_binding}
     if clock is not None:
         kwargs["clock"] = clock
@@ -185,9 +189,18 @@ class FakeCluster:
     :class:`Harness` or ``kubesched simulate`` would schedule.
     """
 
-    def __init__(self, nodes: Iterable[NodeLike] = (), pods: Iterable[PodLike] = ()) -> None:
+    def __init__(
+        self,
+        nodes: Iterable[NodeLike] = (),
+        pods: Iterable[PodLike] = (),
+        objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
+    ) -> None:
         self.nodes: list[Node] = []
         self.pods: list[Pod] = []
+        #: Objects plugins consult (``Handle.lister``), by kind: PersistentVolumes, CSINodes, …
+        self.objects: dict[str, list[Mapping[str, Any]]] = {
+            kind: list(items) for kind, items in (objects or {}).items()
+        }
         self.add(*nodes, *pods)
 
     def add(self, *objects: NodeLike | PodLike) -> FakeCluster:
@@ -212,10 +225,12 @@ class FakeCluster:
 
     def handle(self, profile_name: str = "custom-scheduler") -> Handle:
         """A handle whose snapshot always shows the cluster as it is now."""
-        return Handle(profile_name, InMemoryBackend(self.nodes, self.pods), self.snapshot)
+        backend = InMemoryBackend(self.nodes, self.pods, self.objects)
+        return Handle(profile_name, backend, self.snapshot)
 
     def manifests(self) -> list[dict[str, Any]]:
-        return [dict(n.raw) for n in self.nodes] + [dict(p.raw) for p in self.pods]
+        others = [dict(o) for items in self.objects.values() for o in items]
+        return [*others, *(dict(n.raw) for n in self.nodes), *(dict(p.raw) for p in self.pods)]
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write the cluster as a ``List`` manifest (for ``kubesched simulate`` or ``explain``)."""
@@ -228,7 +243,11 @@ class FakeCluster:
 def new_plugin(
     plugin: type, args: Mapping[str, Any] | None = None, cluster: FakeCluster | None = None
 ) -> Any:
-    """Build ``plugin`` as a profile would, with a handle over ``cluster`` (empty by default)."""
+    """Build ``plugin`` as a profile would, with a handle over ``cluster`` (empty by default).
+
+    A ``@hookimpl`` method that is not a hook (``def filters``) is a
+    :class:`~kubesched.PluginLoadError`, as at start-up."""
+    check_hook_names(plugin, plugin_name(plugin), f"{plugin.__module__}:{plugin.__qualname__}")
     return plugin(dict(args or {}), (cluster or FakeCluster()).handle())
 
 
@@ -246,8 +265,10 @@ def plugin_profile(
     name: str | None = None,
     weight: int = 1,
 ) -> dict[str, Any]:
-    """A profile body enabling ``plugin`` alone at every extension point it implements."""
+    """A profile body enabling ``plugin`` alone at every extension point it implements
+    (:class:`~kubesched.PluginLoadError` for a ``@hookimpl`` method that is not a hook)."""
     name = name or plugin_name(plugin)
+    check_hook_names(plugin, name, f"{plugin.__module__}:{plugin.__qualname__}")
     points: dict[str, Any] = {}
     for point in extension_points_of(plugin):
         entry: dict[str, Any] = {"name": name}
@@ -277,6 +298,7 @@ class Harness:
         nodes: Iterable[NodeLike] = (),
         pods: Iterable[PodLike] = (),
         seed: int = 0,
+        objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
         **top_level: Any,
     ) -> None:
         self.clock = VirtualClock()
@@ -288,6 +310,7 @@ class Harness:
             seed=seed,
             clock=self.clock,
             start=False,
+            objects=objects,
             **top_level,
         )
         self.recorder = ExplainRecorder().attach(self.scheduler)
@@ -304,11 +327,12 @@ class Harness:
         nodes: Iterable[NodeLike] = (),
         pods: Iterable[PodLike] = (),
         seed: int = 0,
+        objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
     ) -> Harness:
         """``plugin`` alone, at every point it implements, with ``args`` as its pluginConfig."""
         name = name or plugin_name(plugin)
         profile = plugin_profile(plugin, args, name=name, weight=weight)
-        return cls({name: plugin}, profile, nodes=nodes, pods=pods, seed=seed)
+        return cls({name: plugin}, profile, nodes=nodes, pods=pods, seed=seed, objects=objects)
 
     # -- the cluster ---------------------------------------------------------------------------
     def add_node(self, *nodes: NodeLike) -> None:
@@ -322,6 +346,10 @@ class Harness:
     def add_pod(self, *pods: PodLike) -> None:
         for pod in pods:
             self.backend.add_pod(_pod(pod))
+
+    def add_object(self, kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Create a consulted object (a PVC, a PV, …); the scheduler sees the event."""
+        return self.backend.create_object(kind, obj)
 
     # -- scheduling ----------------------------------------------------------------------------
     def run(self, max_rounds: int = 1_000) -> list[CycleReport]:
