@@ -17,7 +17,10 @@ while IFS= read -r pyproject; do
     packages+=("$root/$(dirname "$pyproject")")
 done < <(git -C "$root" ls-files 'plugins/*/pyproject.toml')
 
-if command -v uv >/dev/null; then
+if command -v uv >/dev/null && "$python" -c "import setuptools" 2>/dev/null; then
+    # setuptools is at hand: build with it, without a fresh build environment per package.
+    build() { uv build --quiet --no-build-isolation --python "$python" --out-dir "$out" "$1"; }
+elif command -v uv >/dev/null; then
     build() { uv build --quiet --out-dir "$out" "$1"; }
 else
     build() { "$python" -m build --outdir "$out" "$1" >/dev/null; }

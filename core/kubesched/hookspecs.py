@@ -172,6 +172,7 @@ def permit(state: CycleState, pod: Pod, node_name: str) -> Status | None:
 
     A waiting pod is released when every waiting plugin allowed it through the handle
     (``handle.waiting_pods``), rejected when one rejects it or the timeout (capped at 15 min) ends.
+    The pod being permitted joins ``handle.waiting_pods`` only after every Permit plugin answered.
     """
 
 

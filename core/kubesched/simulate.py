@@ -195,6 +195,12 @@ def simulate(
             )
         else:
             message = attempt.message if attempt is not None else "not attempted"
+            held = scheduler.waiting_pods.get(pod.uid)
+            if held is not None and not held.done:
+                message = (
+                    f"waiting at Permit for {', '.join(held.pending_plugins())} when the "
+                    "simulation stopped (nothing changed for the longest wait twice over)"
+                )
             result.pods.append(
                 PodOutcome(pod.namespace, pod.name, pod.scheduler_name, None, message)
             )

@@ -221,3 +221,19 @@ def test_the_queue_pops_a_pod_groups_pods_one_after_another() -> None:
         assert order == ["a1", "a2", "a3", "b1", "b2", "x"]
     finally:
         scheduler.stop()
+
+
+def test_simulate_two_gangs_reports_every_pod_held_or_refused() -> None:
+    """simulate ends with one gang bound; a pod of the other still held at Permit when the run
+    stops says so, rather than "not attempted"."""
+    nodes = [make_node("n1").obj()]
+    pods = [_member(f"{g}{i}", g, 3) for i in (1, 2, 3) for g in ("a", "b")]
+    config, registry = make_config(PLUGINS, _profile(timeout=30))
+    result = simulate(Cluster(nodes=nodes, pods=pods), config, registry)
+    bound = {p.name[0] for p in result.pods if p.node}
+    assert len(bound) == 1 and result.scheduled == 3
+    for outcome in result.pods:
+        if outcome.node is None:
+            assert outcome.message.startswith(
+                ("0/1 nodes are available", "rejected due to timeout", "waiting at Permit for Gang")
+            ), outcome

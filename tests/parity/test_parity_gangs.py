@@ -13,12 +13,16 @@ waits kube's 5 minutes on the real clock.
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from kubesched.config import parse_config
 from kubesched.kube.transport import Transport
@@ -192,3 +196,49 @@ def test_gang_parity(
     ours = kubesched_outcome(scenario)
     theirs = reference_outcome(api, api_client, scenario, ours)
     assert ours == theirs, f"kubesched bound {sorted(ours)}, kube-scheduler {sorted(theirs)}"
+
+
+def test_kubesched_run_binds_a_gang_read_from_the_apiserver(
+    gated_cluster: tuple[ControlPlane, Transport, Any], tmp_path: Path
+) -> None:
+    """``kubesched run`` lists and watches PodGroups: a member waits until its gang is complete,
+    then both bind."""
+    cluster, api, api_client = gated_cluster
+    config = {**KUBESCHED_PROFILE, "leaderElection": {"leaderElect": False}}
+    config["profiles"] = [{**config["profiles"][0], "schedulerName": "kubesched-gang"}]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    namespace = f"gangs-run-{next(_runs)}"
+    api.request("POST", "/api/v1/namespaces", body={"metadata": {"name": namespace}})
+    create_ready_node(api_client, ready_node(f"{namespace}-n1"))
+    api.request("POST", PODGROUPS.format(ns=namespace), body=pod_group("g", namespace, 2))
+    log = (tmp_path / "kubesched.log").open("w")
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "kubesched", "run", "--config", str(tmp_path / "config.yaml")),
+            *("--kubeconfig", str(cluster.admin_kubeconfig), "--port", "0"),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+
+        def bound() -> set[str]:
+            listed = api.request("GET", f"/api/v1/namespaces/{namespace}/pods")["items"]
+            return {p["metadata"]["name"] for p in listed if p["spec"].get("nodeName")}
+
+        for name in ("m1", "m2"):
+            body = pod(name, namespace, "g", "1")
+            body["spec"]["schedulerName"] = "kubesched-gang"
+            api.request("POST", f"/api/v1/namespaces/{namespace}/pods", body=body)
+            if name == "m1":
+                time.sleep(3)
+                assert bound() == set()  # alone, short of minCount
+        deadline = time.monotonic() + 30
+        while bound() != {"m1", "m2"} and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert bound() == {"m1", "m2"}, (tmp_path / "kubesched.log").read_text()[-3000:]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        log.close()
+        api.request("DELETE", f"/api/v1/nodes/{namespace}-n1")
