@@ -32,11 +32,18 @@ EXIT_OK = 0
 def register_commands(commands: Any) -> None:
     """Add ``extender serve`` to the ``kubesched`` sub-commands."""
     extender = commands.add_parser(
-        "extender", help="serve a profile's plugins over kube-scheduler's extender API"
+        "extender",
+        help="serve a profile's plugins over kube-scheduler's extender API",
+        description="Run a profile's Python plugins inside a stock kube-scheduler: the "
+        "scheduler calls them over its HTTP extender API (see docs/extenders.md).",
     )
     actions = extender.add_subparsers(dest="extender_command", required=True, metavar="ACTION")
     serve = actions.add_parser(
-        "serve", help="answer a stock kube-scheduler's filter/prioritize/bind/preempt calls"
+        "serve",
+        help="answer a stock kube-scheduler's filter/prioritize/bind/preempt calls",
+        description="Serve the profile's PreFilter/Filter as filter, its PreScore/Score/"
+        "NormalizeScore as prioritize (scaled to 0-10), its Bind as bind and its PostFilter as "
+        "preempt, with /healthz, /readyz and /metrics, until SIGTERM.",
     )
     serve.add_argument("--config", required=True, help="a KubeSchedulerConfiguration file")
     serve.add_argument(
