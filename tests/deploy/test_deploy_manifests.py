@@ -208,3 +208,18 @@ def test_kubectl_kustomize_renders_the_same_objects():
     assert rendered.returncode == 0, rendered.stderr
     objects = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(rendered.stdout)}
     assert objects == manifests()
+
+
+def test_the_network_policy_admits_only_the_health_port():
+    """Ingress to the scheduler's pods only on the port its container serves health and
+    metrics on; the policy selects exactly the Deployment's pods."""
+    policy = manifests()[("NetworkPolicy", "custom-scheduler")]
+    deployment = manifests()[("Deployment", "custom-scheduler")]
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert policy["metadata"]["namespace"] == deployment["metadata"]["namespace"]
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    served = {p["containerPort"] for p in deployment_container()["ports"]}
+    (rule,) = policy["spec"]["ingress"]
+    assert "from" not in rule  # probes and scrapes come from anywhere in the cluster
+    assert {p["port"] for p in rule["ports"]} == served
