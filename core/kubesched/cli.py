@@ -193,8 +193,11 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             kubeconfig=args.kubeconfig,
             leader_elect=leader_elect,
             address=args.bind_address,
-            port=args.port,
+            port=args.port if args.secure_port is None else args.secure_port,
             plugin_timeout=args.plugin_timeout,
+            secure=args.secure_port is not None,
+            tls_cert_file=args.tls_cert_file,
+            tls_key_file=args.tls_private_key_file,
         )
     )
 
@@ -279,6 +282,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--port", type=int, default=10251, help="port of the health endpoint (0 picks a free one)"
     )
+    run.add_argument(
+        "--secure-port",
+        type=int,
+        default=None,
+        metavar="N",
+        help="serve /healthz, /livez, /readyz and /metrics over HTTPS on this port instead of "
+        "--port (kube-scheduler's 10259), /metrics only for tokens the apiserver authorizes "
+        "(TokenReview + SubjectAccessReview: get on /metrics)",
+    )
+    run.add_argument("--tls-cert-file", default="", help="the HTTPS certificate (else self-signed)")
+    run.add_argument("--tls-private-key-file", default="", help="the key of --tls-cert-file")
     run.add_argument(
         "--plugin-timeout",
         type=float,

@@ -708,7 +708,19 @@ class Scheduler:
         ``scheduler_framework_extension_point_duration_seconds`` (and, for Bind, to
         ``scheduler_binding_duration_seconds``)."""
         began = time.perf_counter()
-        status = self._binding_point(framework, call, state, pod, node, point)
+        try:
+            status = self._within_time_limit(
+                framework,
+                call,
+                state,
+                pod,
+                node,
+                running=lambda: state.get(RUNNING_BINDING_PLUGIN) or ("?", "?"),
+                point=point,
+            )
+        except CycleError as exc:  # overran: observed as the Error it is
+            status = exc.status
+        status = status if status is not None else Status.success()
         name = _POINT_NAMES[point]
         self._observe_point(framework, name, status, began)
         if name == "Bind" and self.metrics is not None:
@@ -725,29 +737,6 @@ class Scheduler:
         self.metrics.extension_point(
             point, status_label(code), framework.name, time.perf_counter() - began
         )
-
-    def _binding_point(
-        self,
-        framework: Framework,
-        call: Callable[[CycleState, Pod, str], Status | None],
-        state: CycleState,
-        pod: Pod,
-        node: str,
-        point: str,
-    ) -> Status:
-        try:
-            status = self._within_time_limit(
-                framework,
-                call,
-                state,
-                pod,
-                node,
-                running=lambda: state.get(RUNNING_BINDING_PLUGIN) or ("?", "?"),
-                point=point,
-            )
-        except CycleError as exc:
-            return exc.status
-        return status if status is not None else Status.success()
 
     def _binding_failed(
         self,

@@ -242,7 +242,7 @@ def test_one_byte_every_half_second_ends_at_the_deadline(hostile) -> None:
     assert isinstance(result.outcome, ApiError)
     assert "deadline" in result.outcome.message or "in time" in result.outcome.message
     assert result.outcome.reason == OUTCOME_UNKNOWN  # it was sent: what it did is unknown
-    assert 0.9 < result.seconds < 1.6, result.seconds
+    assert 0.9 < result.seconds < 2.0, result.seconds  # the deadline, plus a loaded machine
     assert server.count("POST") == 1
 
 
@@ -283,3 +283,16 @@ def test_a_header_value_with_a_newline_is_refused_before_sending(hostile) -> Non
     assert trailing.request("POST", "/bind", body={}) == {"n": 1}
     assert b"authorization: bearer abc\r\n" in server.requests[0].lower()
     assert server.requests[0].endswith(b"\r\n\r\n{}")
+
+
+def test_a_leaders_write_never_outlives_its_term(hostile) -> None:
+    """A guarded write (the leader's) is cut at the end of the leader's term, whatever its own
+    timeout: a deposed leader's Binding cannot land after a successor took over."""
+    server = hostile(one_byte_every_half_second)
+    transport = transport_to(server, timeout=30.0)
+    term_end = time.monotonic() + 0.7
+    transport.write_deadline = lambda: term_end
+    result = measured(lambda: transport.request("POST", "/bind", body={}, guard=lambda: True))
+    assert isinstance(result.outcome, ApiError)
+    assert result.outcome.reason == OUTCOME_UNKNOWN
+    assert result.seconds < 1.7, result.seconds

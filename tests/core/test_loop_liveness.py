@@ -176,3 +176,33 @@ def test_a_leader_that_stopped_renewing_fails_healthz(service) -> None:
     svc.elector = StuckElector()  # type: ignore[assignment]
     body = wait_for_status(svc, 500, within=2)
     assert "failed election to renew leadership" in body
+
+
+def test_the_secure_port_serves_https_with_metrics_behind_a_token(tmp_path: Path) -> None:
+    """``--secure-port``: HTTPS with a self-signed certificate; health open, /metrics 401
+    without a bearer token (no apiserver is asked for that)."""
+    import http.client
+    import ssl
+
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    svc = Service(
+        RunOptions(config=None, kubeconfig=str(kubeconfig), leader_elect=False,
+                   address="127.0.0.1", port=0, secure=True)
+    )  # fmt: skip
+    svc.server.start()
+    try:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        answers = {}
+        for path in ("/healthz", "/livez", "/metrics"):
+            connection = http.client.HTTPSConnection(
+                "127.0.0.1", svc.server.port, timeout=5, context=context
+            )
+            connection.request("GET", path)
+            answers[path] = connection.getresponse().status
+            connection.close()
+        assert answers == {"/healthz": 200, "/livez": 200, "/metrics": 401}
+    finally:
+        svc.server.stop()
