@@ -208,6 +208,20 @@ class BenchCluster:
         remaining = (page.get("metadata") or {}).get("remainingItemCount") or 0
         return len(page.get("items") or ()) + int(remaining)
 
+    def settled_event_count(self, timeout: float = 30.0, quiet: float = 2.0) -> int:
+        """:meth:`count_events` once it has not changed for ``quiet`` seconds (events still
+        being written after the last binding count too), or at ``timeout``."""
+        deadline = time.monotonic() + timeout
+        count, since = self.count_events(), time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.25)
+            now = self.count_events()
+            if now != count:
+                count, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                break
+        return count
+
     def _wait_empty(self, path: str, selector: str, timeout: float = 300.0) -> None:
         deadline = time.monotonic() + timeout
         query: list[tuple[str, Any]] = [("limit", 1)]

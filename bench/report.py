@@ -74,13 +74,31 @@ def _verdict(ok: bool | None) -> str:
     return "—" if ok is None else ("met" if ok else "**not met**")
 
 
+#: Two contenders did the same work when their API writes per pod differ by at most this.
+EQUAL_WORK_TOLERANCE = 0.02
+
+
+def unequal_work(case: CaseResult, ours: str, theirs: str) -> str | None:
+    """Why ``ours`` and ``theirs`` are not comparable in ``case`` (their median API writes per
+    pod differ by more than 2 %), or ``None`` when they did the same work. The binding ceiling
+    writes only Bindings and is compared as a bound, not as equal work."""
+    mine = case.median(ours, RunResult.writes_per_pod)
+    other = case.median(theirs, RunResult.writes_per_pod)
+    if mine is None or other is None or theirs == "ceiling":
+        return None
+    if abs(mine - other) <= EQUAL_WORK_TOLERANCE * max(other, 1e-9):
+        return None
+    return f"unequal work: {mine:.2f} vs {other:.2f} API writes per pod"
+
+
 def _versus(case: CaseResult, other: str, floor: float) -> tuple[str, str]:
     ours, theirs = case.median("kubesched", _pps), case.median(other, _pps)
     ratio = _ratio(ours, theirs)
-    return (
-        f"{_num(ratio, 2)} × ({_num(ours)} vs {_num(theirs)} pods/s, {case.arrival})",
-        _verdict(None if ratio is None else ratio >= floor),
-    )
+    measured = f"{_num(ratio, 2)} × ({_num(ours)} vs {_num(theirs)} pods/s, {case.arrival})"
+    flagged = unequal_work(case, "kubesched", other)
+    if flagged:
+        return f"{measured}; {flagged}", "**not comparable**"
+    return measured, _verdict(None if ratio is None else ratio >= floor)
 
 
 def targets(cases: list[CaseResult], memory: list[MemoryResult]) -> list[tuple[str, str, str]]:
@@ -184,6 +202,7 @@ def _case_lines(case: CaseResult) -> list[str]:
                 _num(case.peak_rss_mb(contender)),
                 _num(median(RunResult.apiserver_cpu_per_1000), 2),
                 _num(median(lambda r: float(r.events))),
+                _num(median(RunResult.writes_per_pod), 2),
                 f"{complete}/{len(runs)}" + (f", {failed:.0f} failed attempts" if failed else ""),
             ]
         )
@@ -197,10 +216,14 @@ def _case_lines(case: CaseResult) -> list[str]:
             "peak RSS MB",
             "apiserver+etcd CPU s / 1,000",
             "events",
+            "API writes / pod",
             "runs complete",
         ],
         rows,
     )
+    flagged = unequal_work(case, "kubesched", "reference")
+    if flagged:
+        lines += ["", f"**Not comparable** ({flagged}): read no ratio of this case."]
     pps_k, pps_r, pps_c = (case.median(c, _pps) for c in ("kubesched", "reference", "ceiling"))
     parts = [
         f"kubesched / kube-scheduler: {_num(_ratio(pps_k, pps_r), 2)} × pods/s",

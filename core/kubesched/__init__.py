@@ -4,8 +4,9 @@ The public API for plugin authors and embedders. Everything not listed in ``__al
 and may change.
 """
 
-from . import selectors
-from .backends import BindError, ClusterBackend, InMemoryBackend
+from . import helpers, selectors, storage
+from .backends import BindError, ClusterBackend, InMemoryBackend, ObjectWriteError
+from .config.decode import parse_duration
 from .cycle_state import CycleState
 from .errors import (
     ArgsError,
@@ -20,6 +21,7 @@ from .handle import Handle
 from .hookspecs import hookimpl
 from .nodeinfo import NodeInfo, pod_requests
 from .objects import Container, Node, ObjectError, Pod, Taint, Toleration
+from .quantity import InvalidQuantity, parse_quantity
 from .results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
 from .snapshot import Snapshot
 from .status import Code, Status
@@ -42,12 +44,14 @@ __all__ = [
     "FieldError",
     "Handle",
     "InMemoryBackend",
+    "InvalidQuantity",
     "KubeschedError",
     "ManifestError",
     "Node",
     "NodeInfo",
     "NodeToStatus",
     "ObjectError",
+    "ObjectWriteError",
     "PluginLoadError",
     "Pod",
     "PostFilterResult",
@@ -60,7 +64,11 @@ __all__ = [
     "Toleration",
     "WaitingPod",
     "__version__",
+    "helpers",
     "hookimpl",
+    "parse_duration",
+    "parse_quantity",
     "pod_requests",
     "selectors",
+    "storage",
 ]

@@ -8,18 +8,28 @@ from __future__ import annotations
 
 import functools
 import itertools
+import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .cycle_state import CycleState
-from .framework import Framework, NodeScores
+from .extender import (
+    EXTENDER_NAME,
+    MAX_EXTENDER_PRIORITY,
+    ExtenderError,
+    FilterResult,
+    HTTPExtender,
+)
+from .framework import MAX_NODE_SCORE, Framework, NodeScores
 from .nodeinfo import NodeInfo
 from .objects import Pod
 from .results import NodeToStatus
 from .snapshot import Snapshot
 from .status import Code, Status
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "NO_NODES_AVAILABLE",
@@ -131,10 +141,15 @@ class SchedulingAlgorithm:
     """Stateful only in the rotating start index, as kube-scheduler is."""
 
     def __init__(
-        self, percentage_of_nodes_to_score: int = 0, rng: random.Random | None = None
+        self,
+        percentage_of_nodes_to_score: int = 0,
+        rng: random.Random | None = None,
+        extenders: Sequence[HTTPExtender] = (),
     ) -> None:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.rng = rng or random.Random()
+        #: HTTP extenders, in the order kube-scheduler calls them (see kubesched.extender).
+        self.extenders = list(extenders)
         self.next_start_node_index = 0
         #: ``observe(extension_point, status_code_name, profile, seconds)`` for metrics.
         self.observe: Callable[[str, str, str, float], None] | None = None
@@ -186,7 +201,12 @@ class SchedulingAlgorithm:
                 result is None or info.name in (result.node_names or ()) or result.all_nodes()
             ):
                 if fw.run_filter_with_nominated_pods(state, pod, info) is None:
-                    return [info], diagnosis
+                    try:  # kube logs an extender's failure here and goes on to every node
+                        passed = self.find_nodes_that_pass_extenders(pod, [info], Diagnosis())
+                    except CycleError:
+                        passed = []
+                    if passed:
+                        return passed, diagnosis
         nodes = all_nodes
         if result is not None and not result.all_nodes():
             names = result.node_names or frozenset()
@@ -201,7 +221,57 @@ class SchedulingAlgorithm:
         self._observed(
             "Filter", fw, started, Status.success() if feasible else Status(Code.UNSCHEDULABLE)
         )
+        if self.extenders:
+            feasible = self.find_nodes_that_pass_extenders(pod, feasible, diagnosis)
         return feasible, diagnosis
+
+    def find_nodes_that_pass_extenders(
+        self, pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis
+    ) -> list[NodeInfo]:
+        """kube's ``findNodesThatPassExtenders``: each interested filter extender in turn over
+        the nodes the previous ones kept; their rejections join the diagnosis
+        (``FailedAndUnresolvableNodes`` over ``FailedNodes``), and the pod records the
+        ``Extender`` pseudo-plugin when they took any node away. An ignorable extender's error
+        is skipped; another's raises :class:`CycleError`."""
+        before = len(feasible)
+        for extender in self.extenders:
+            if not feasible:
+                break
+            if not extender.is_interested(pod):
+                continue
+            try:
+                result = self.run_extender_filter(extender, pod, feasible)
+            except ExtenderError as err:
+                if extender.ignorable:
+                    log.info(
+                        "skipping extender %s as it returned error and has ignorable flag set: %s",
+                        extender.name,
+                        err,
+                    )
+                    continue
+                raise CycleError(Status(Code.ERROR, str(err))) from None
+            statuses = diagnosis.node_to_status
+            for name, message in result.failed_and_unresolvable.items():
+                statuses[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message)
+            for name, message in result.failed.items():
+                if name not in result.failed_and_unresolvable:
+                    statuses[name] = Status(Code.UNSCHEDULABLE, message)
+            feasible = result.feasible
+        if len(feasible) != before:
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+        return feasible
+
+    def run_extender_filter(
+        self, extender: HTTPExtender, pod: Pod, nodes: list[NodeInfo]
+    ) -> FilterResult:
+        """One extender's filter call (``kubesched explain`` records it here)."""
+        return extender.filter(pod, nodes)
+
+    def run_extender_prioritize(
+        self, extender: HTTPExtender, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[dict[str, int], int]:
+        """One extender's prioritize call (``kubesched explain`` records it here)."""
+        return extender.prioritize(pod, nodes)
 
     def _filter(
         self,
@@ -220,7 +290,9 @@ class SchedulingAlgorithm:
             if fw.percentage_of_nodes_to_score is not None
             else self.percentage_of_nodes_to_score,
         )
-        if not fw.has_score_plugins():
+        if not fw.has_score_plugins() and not any(
+            e.is_filter or e.is_prioritizer for e in self.extenders
+        ):
             to_find = 1
         if not fw.has_filter_plugins():
             start = self.next_start_node_index % total
@@ -275,7 +347,7 @@ class SchedulingAlgorithm:
     def prioritize(
         self, fw: Framework, state: CycleState, pod: Pod, feasible: list[NodeInfo]
     ) -> NodeScores:
-        if not fw.has_score_plugins():
+        if not fw.has_score_plugins() and not self.extenders:
             return NodeScores([], {}, [0] * len(feasible))
         started = time.perf_counter()
         status = fw.run_pre_score(state, pod, feasible)
@@ -287,7 +359,34 @@ class SchedulingAlgorithm:
         self._observed("Score", fw, started, status)
         if not status.is_success():
             raise CycleError(status)
+        if self.extenders:
+            self._add_extender_scores(pod, feasible, scores)
         return scores
+
+    def _add_extender_scores(self, pod: Pod, feasible: list[NodeInfo], scores: NodeScores) -> None:
+        """kube's ``prioritizeNodes``, extender part: each interested extender's score times
+        its weight times MaxNodeScore/MaxExtenderPriority, added to the totals (one column per
+        extender, named by its urlPrefix). A failing extender gives no score, fatal to nothing."""
+        index = {name: i for i, name in enumerate(scores.names)}
+        # A copy: with one Score plugin the totals are that plugin's column itself.
+        totals = scores.totals = list(scores.totals)
+        scale = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
+        for extender in self.extenders:
+            if not extender.is_interested(pod):
+                continue
+            try:
+                given, weight = self.run_extender_prioritize(extender, pod, feasible)
+            except ExtenderError as err:
+                log.debug("extender %s gave no score: %s", extender.name, err)
+                continue
+            column = [0] * len(scores.names)
+            for host, score in given.items():
+                i = index.get(host)
+                if i is not None:
+                    column[i] += score * weight * scale
+                    totals[i] += score * weight * scale
+            scores.columns[extender.name] = column
+            scores._by_plugin = None
 
     def select_host(self, feasible: list[NodeInfo], totals: list[int]) -> str:
         """The highest total (``totals`` aligned with ``feasible``); among equal totals, each

@@ -10,25 +10,33 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any, TextIO
 
-from . import __version__, explain_cli, scaffold
-from .backends.memory import InMemoryBackend
-from .config import SchedulerConfiguration, load_config
+from . import __version__, explain_cli, extender_cli, scaffold, whatif
+from .config import SchedulerConfiguration
 from .errors import KubeschedError, PluginLoadError
 from .hookspecs import EXTENSION_POINTS
-from .manifests import load_cluster
 from .registry import Registry
-from .scheduler import build_frameworks
 from .simulate import SimulationResult, simulate
+from .startup import check_plugins, load_checked
 
 __all__ = ["main"]
 
 EXIT_OK = 0
 EXIT_USAGE = 2
+#: What a shell reports for a process that wrote to a closed pipe (128 + SIGPIPE).
+EXIT_BROKEN_PIPE = 141
+
+DESCRIPTION = (
+    "A Kubernetes scheduler whose every decision is made by plugins. Commands: simulate and "
+    "explain (schedule a cluster file offline), run (schedule a cluster as a service), plugins "
+    "(list the installed plugins), new-plugin (start a plugin package), config (validate or "
+    "show a configuration)."
+)
 
 
 def _bundled(name: str) -> str:
@@ -36,20 +44,19 @@ def _bundled(name: str) -> str:
 
 
 def _warn(config: SchedulerConfiguration, err: TextIO) -> None:
-    for warning in config.warnings:
+    _warn_all(config.warnings, err)
+
+
+def _warn_all(warnings: Iterable[str], err: TextIO) -> None:
+    for warning in warnings:
         print(f"warning: {warning}", file=err)
 
 
 def _load(config_path: str | None, registry: Registry, err: TextIO) -> SchedulerConfiguration:
     """Config loaded, merged and validated, plugins built once to validate their args."""
-    config = load_config(config_path, registry)
+    config = load_checked(config_path, registry)
     _warn(config, err)
-    backend = InMemoryBackend()
-    from .handle import Handle
-    from .snapshot import Snapshot
-
-    snapshot = Snapshot()
-    build_frameworks(config, registry, lambda name: Handle(name, backend, lambda: snapshot))
+    check_plugins(config, registry)
     return config
 
 
@@ -63,19 +70,21 @@ def _print_table(result: SimulationResult, out: TextIO) -> None:
             "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3],
             file=out,
         )
-    print(f"\n{result.scheduled} scheduled, {result.unschedulable} unschedulable", file=out)
+    summary = f"{result.scheduled} scheduled, {result.unschedulable} unschedulable"
+    left_alone = result.left_alone_text()
+    print(f"\n{summary}, {left_alone}" if left_alone else f"\n{summary}", file=out)
 
 
 def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cluster_path = args.cluster
     config_path = args.config
-    if cluster_path is None:
+    if cluster_path is None and not args.kubeconfig:
         cluster_path = _bundled("cluster.yaml")
         if config_path is None:
             config_path = _bundled("scheduler-config.yaml")
     registry = Registry.installed()
-    config = _load(config_path, registry, err)
-    cluster = load_cluster(cluster_path)
+    config = whatif.serve_as(_load(config_path, registry, err), args.scheduler_name)
+    cluster, _ = whatif.read_input(args, cluster_path, config, registry)
     for warning in cluster.warnings:
         print(f"warning: {warning}", file=err)
     if args.explain:
@@ -219,7 +228,7 @@ def setup_logging(verbosity: int, log_format: str, err: TextIO) -> None:
 
 # -- entry point ---------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kubesched", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="kubesched", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"kubesched {__version__}")
     parser.add_argument(
         "-v", "--verbose", action="count", default=0, help="more logging (-v info, -vv debug)"
@@ -239,10 +248,18 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--explain",
         action="store_true",
-        help="for every pod, each plugin's Filter verdict and Score per node (as `explain`)",
+        help="for every pod, each plugin's Filter verdict and Score per node (as explain does)",
     )
+    sim.add_argument(
+        "--no-validate",
+        action="store_true",
+        help="skip kube-apiserver's validation of the objects (for a snapshot of a cluster, "
+        "whose objects an apiserver already stored)",
+    )
+    whatif.add_arguments(sim)
     sim.set_defaults(func=cmd_simulate)
     explain_cli.register_commands(commands)
+    extender_cli.register_commands(commands)
 
     run = commands.add_parser("run", help="schedule the pods of a cluster (as a service)")
     run.add_argument(
@@ -282,13 +299,26 @@ def build_parser() -> argparse.ArgumentParser:
     config = commands.add_parser("config", help="check or show a configuration")
     config_commands = config.add_subparsers(dest="config_command", required=True, metavar="ACTION")
     validate = config_commands.add_parser("validate", help="report every error in a config file")
-    validate.add_argument("file")
+    validate.add_argument("file", help="a KubeSchedulerConfiguration file")
     validate.set_defaults(func=cmd_config_validate)
     show = config_commands.add_parser("show", help="the effective profiles, plugin order, weights")
-    show.add_argument("file", nargs="?")
+    show.add_argument(
+        "file", nargs="?", help="a KubeSchedulerConfiguration file (default: the default profile)"
+    )
     show.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
     show.set_defaults(func=cmd_config_show)
+    _describe(commands)
+    _describe(config_commands)
     return parser
+
+
+def _describe(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Give each subcommand its one-line help as the description its own --help shows."""
+    helps = {action.dest: action.help for action in commands._choices_actions}
+    for name, parser in commands.choices.items():
+        if parser.description is None and helps.get(name):
+            text = str(helps[name])
+            parser.description = text[0].upper() + text[1:] + "."
 
 
 def main(
@@ -300,12 +330,25 @@ def main(
     verbosity = args.verbose + (1 if args.command == "run" else 0)  # a service logs at info
     setup_logging(verbosity, args.log_format, err)
     try:
-        return int(args.func(args, out, err))
+        code = int(args.func(args, out, err))
+        out.flush()
+        return code
     except KubeschedError as exc:
+        _warn_all(getattr(exc, "warnings", ()), err)
         print(f"error: {exc}", file=err)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`kubesched plugins -o json | head -1`): stop quietly, as a
+        # program killed by SIGPIPE would. Python's docs advise pointing stdout at devnull so
+        # the flush at exit does not fail again.
+        if out is sys.stdout:
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass
+        return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -43,9 +43,13 @@ class FieldError:
 class ConfigError(KubeschedError):
     """A configuration with one or more errors; ``errors`` lists them all."""
 
-    def __init__(self, errors: Iterable[FieldError], source: str = "") -> None:
+    def __init__(
+        self, errors: Iterable[FieldError], source: str = "", *, warnings: Iterable[str] = ()
+    ) -> None:
         self.errors = list(errors)
         self.source = source
+        #: What the user should also know (printed before the errors).
+        self.warnings = list(warnings)
         head = f"{source}: " if source else ""
         lines = "\n".join(f"  {error}" for error in self.errors)
         count = len(self.errors)

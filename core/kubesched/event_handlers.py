@@ -8,7 +8,8 @@ Every bound pod, whatever its scheduler, is load in the cache; pending pods whos
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .events import ActionType, ClusterEvent, EventResource
 from .nodeinfo import pod_requests
@@ -35,6 +36,10 @@ def _taints(node: Node) -> list[tuple[str, str, str]]:
     return sorted((t.key, t.value, t.effect) for t in node.taints)
 
 
+def _declared_features(node: Node) -> object:
+    return (node.raw.get("status") or {}).get("declaredFeatures") or []
+
+
 def node_update_actions(old: Node, new: Node) -> ActionType:
     """What changed between two versions of a node, as far as scheduling cares."""
     actions = ActionType(0)
@@ -50,7 +55,13 @@ def node_update_actions(old: Node, new: Node) -> ActionType:
         actions |= ActionType.UPDATE_NODE_CONDITION
     if old.annotations != new.annotations:
         actions |= ActionType.UPDATE_NODE_ANNOTATION
+    if _declared_features(old) != _declared_features(new):
+        actions |= ActionType.UPDATE_NODE_DECLARED_FEATURE
     return actions
+
+
+def _claim_statuses(pod: Pod) -> object:
+    return (pod.raw.get("status") or {}).get("resourceClaimStatuses") or []
 
 
 def pod_update_actions(old: Pod, new: Pod) -> ActionType:
@@ -67,7 +78,12 @@ def pod_update_actions(old: Pod, new: Pod) -> ActionType:
     old_requests, new_requests = pod_requests(old), pod_requests(new)
     if any(new_requests.get(name, 0) < value for name, value in old_requests.items()):
         actions |= ActionType.UPDATE_POD_SCALE_DOWN
+    if _claim_statuses(old) != _claim_statuses(new):
+        actions |= ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
     return actions or ActionType.UPDATE_POD_OTHER
+
+
+_UNSCHEDULED_POD_ADD = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD)
 
 
 class SchedulerEventHandler:
@@ -110,6 +126,11 @@ class SchedulerEventHandler:
             )
         elif self.responsible_for(pod) and not pod.deletion_timestamp:
             self.queue.add(pod)
+            # A new pending pod can complete a gang (kube sends this event with GenericWorkload
+            # on); sent only when some plugin registered it, so a large pool is not walked for
+            # every pod added otherwise.
+            if self.queue.registered(_UNSCHEDULED_POD_ADD):
+                self.queue.move_on_event(_UNSCHEDULED_POD_ADD, None, pod)
 
     def on_pod_update(self, old: Pod, new: Pod) -> None:
         if new.node_name:
@@ -136,6 +157,29 @@ class SchedulerEventHandler:
             self._remove_assigned(pod)
         else:
             self.queue.delete(pod)
+
+    # -- consulted kinds (PersistentVolumes, PersistentVolumeClaims, CSINodes, …) ---------------
+    # The listers already hold the change (a backend updates its store first), so a hint that
+    # lists sees it; kinds no plugin can register events for (Namespaces, …) move nothing.
+    def on_object_add(self, kind: str, obj: Mapping[str, Any]) -> None:
+        self._object_event(kind, ActionType.ADD, None, obj)
+
+    def on_object_update(self, kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        self._object_event(kind, ActionType.UPDATE_OBJECT, old, new)
+
+    def on_object_delete(self, kind: str, obj: Mapping[str, Any]) -> None:
+        self._object_event(kind, ActionType.DELETE, obj, None)
+
+    def _object_event(
+        self,
+        kind: str,
+        action: ActionType,
+        old: Mapping[str, Any] | None,
+        new: Mapping[str, Any] | None,
+    ) -> None:
+        resource = EventResource.of_kind(kind)
+        if resource is not None:
+            self.queue.move_on_event(ClusterEvent(resource, action), old, new)
 
     def _remove_assigned(self, pod: Pod) -> None:
         self.cache.remove_pod(pod)

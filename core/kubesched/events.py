@@ -32,7 +32,41 @@ class EventResource(enum.StrEnum):
     #: A pod still waiting to be scheduled (kube-scheduler's ``UnscheduledPod``).
     UNSCHEDULED_POD = "UnscheduledPod"
     NODE = "Node"
+    # Objects plugins consult (``Handle.lister``); the values are kube-scheduler's names, and
+    # each is also the object's kind, so a consulted kind's events carry ``EventResource(kind)``.
+    PERSISTENT_VOLUME = "PersistentVolume"
+    PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
+    STORAGE_CLASS = "StorageClass"
+    CSI_NODE = "CSINode"
+    CSI_DRIVER = "CSIDriver"
+    CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
+    VOLUME_ATTACHMENT = "VolumeAttachment"
+    RESOURCE_CLAIM = "ResourceClaim"
+    DEVICE_CLASS = "DeviceClass"
+    RESOURCE_SLICE = "ResourceSlice"
     WILDCARD = "*"
+
+    @classmethod
+    def of_kind(cls, kind: str) -> EventResource | None:
+        """The resource whose events a consulted ``kind`` raises, or ``None`` when no plugin can
+        register events for it (Namespaces, Services, … are read, never waited for)."""
+        try:
+            resource = cls(kind)
+        except ValueError:
+            return None
+        return resource if resource not in _NOT_KINDS else None
+
+
+#: Resources that are not kinds of their own (pod states, the wildcard).
+_NOT_KINDS = frozenset(
+    {
+        EventResource.POD,
+        EventResource.ASSIGNED_POD,
+        EventResource.UNSCHEDULED_POD,
+        EventResource.NODE,
+        EventResource.WILDCARD,
+    }
+)
 
 
 class ActionType(enum.IntFlag):
@@ -51,6 +85,12 @@ class ActionType(enum.IntFlag):
     UPDATE_POD_SCHEDULING_GATES_ELIMINATED = enum.auto()
     UPDATE_POD_OTHER = enum.auto()
     UPDATE_NODE_OTHER = enum.auto()
+    #: An update of any other object (kube's plain ``Update``): a PV, a PVC, a CSINode, …
+    UPDATE_OBJECT = enum.auto()
+    #: ``status.declaredFeatures`` changed (kube-scheduler's ``UpdateNodeDeclaredFeature``).
+    UPDATE_NODE_DECLARED_FEATURE = enum.auto()
+    #: A pod's ``status.resourceClaimStatuses`` changed (``UpdatePodGeneratedResourceClaim``).
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM = enum.auto()
 
     UPDATE = (
         UPDATE_NODE_ALLOCATABLE
@@ -59,11 +99,14 @@ class ActionType(enum.IntFlag):
         | UPDATE_NODE_CONDITION
         | UPDATE_NODE_ANNOTATION
         | UPDATE_NODE_OTHER
+        | UPDATE_NODE_DECLARED_FEATURE
         | UPDATE_POD_LABEL
         | UPDATE_POD_SCALE_DOWN
         | UPDATE_POD_TOLERATIONS
         | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
         | UPDATE_POD_OTHER
+        | UPDATE_POD_GENERATED_RESOURCE_CLAIM
+        | UPDATE_OBJECT
     )
     ALL = ADD | DELETE | UPDATE
 

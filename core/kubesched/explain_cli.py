@@ -15,12 +15,14 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any, TextIO
 
-from .config import SchedulerConfiguration, load_config
+from . import whatif
+from .config import SchedulerConfiguration
 from .errors import KubeschedError
-from .manifests import Cluster, load_cluster
+from .manifests import Cluster
 from .objects import Pod
 from .registry import Registry
 from .simulate import SimulationResult, simulate
+from .startup import load_checked
 from .testing.explain import EXCLUDED, NOT_EVALUATED, REJECTED, CycleReport, ExplainRecorder
 
 __all__ = [
@@ -49,6 +51,12 @@ def register_commands(commands: Any) -> None:
     parser.add_argument("--config", help="a KubeSchedulerConfiguration file")
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
     parser.add_argument("--seed", type=int, default=0, help="seed for random tie-breaking")
+    parser.add_argument(
+        "--no-validate",
+        action="store_true",
+        help="skip kube-apiserver's validation of the objects (for a snapshot of a cluster)",
+    )
+    whatif.add_arguments(parser)
     parser.set_defaults(func=cmd_explain)
 
 
@@ -88,16 +96,16 @@ def cmd_explain(
 ) -> int:
     """Run ``kubesched explain`` (``registry``: the installed plugins unless given)."""
     cluster_path, config_path = args.cluster, args.config
-    if cluster_path is None:
+    if cluster_path is None and not getattr(args, "kubeconfig", None):
         cluster_path = _bundled("cluster.yaml")
         if config_path is None:
             config_path = _bundled("scheduler-config.yaml")
     registry = registry if registry is not None else Registry.installed()
-    config = load_config(config_path, registry)
+    config = whatif.serve_as(load_checked(config_path, registry), args.scheduler_name)
     for warning in config.warnings:
         print(f"warning: {warning}", file=err)
-    cluster = load_cluster(cluster_path)
-    pod = find_pod(cluster, args.pod, cluster_path)
+    cluster, source = whatif.read_input(args, cluster_path, config, registry)
+    pod = find_pod(cluster, args.pod, source)
     if pod.node_name:
         raise KubeschedError(
             f"pod {pod.key} is already bound to node {pod.node_name}; explain shows how pending "
@@ -107,7 +115,8 @@ def cmd_explain(
     if pod.scheduler_name not in profiles:
         raise KubeschedError(
             f"pod {pod.key} asks for scheduler {pod.scheduler_name!r}, which no profile serves "
-            f"(profiles: {', '.join(profiles)})"
+            f"(profiles: {', '.join(profiles)}); --scheduler-name {pod.scheduler_name} runs the "
+            "profile under that name"
         )
     result, recorder = simulate_explained(cluster, config, registry, seed=args.seed)
     reports = recorder.for_pod(pod.key)

@@ -9,6 +9,7 @@ on install order (docs/design.md, "Calling plugins in profile order").
 from __future__ import annotations
 
 import logging
+import operator
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from .cycle_state import CycleState
 from .errors import ArgsError, FieldError, KubeschedError, PluginLoadError
 from .events import ClusterEventWithHint
 from .handle import Handle
+from .helpers import MAX_NODE_SCORE, MIN_NODE_SCORE
 from .nodeinfo import NodeInfo
 from .objects import Pod
 from .registry import Registry
@@ -44,8 +46,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MAX_NODE_SCORE = 100
-MIN_NODE_SCORE = 0
 
 # -- plugin time limit of the binding cycle (scheduler.py): the (point, plugin) being run is
 # recorded in the pod's CycleState, since binding cycles run in parallel --
@@ -117,6 +117,21 @@ class _ScoreFailed(Exception):
     def __init__(self, status: Status) -> None:
         super().__init__(status.message())
         self.status = status
+
+
+def _integer_score(value: Any, plugin: str, node: str, point: str) -> int:
+    """``value`` as a node score: any integer (numpy's too) but a bool; anything else is an
+    Error naming the plugin, never rounded or truncated (kube's scores are int64)."""
+    if not isinstance(value, bool) and hasattr(type(value), "__index__"):
+        return operator.index(value)
+    raise _ScoreFailed(
+        Status(
+            Code.ERROR,
+            f'{point} plugin "{plugin}" returned {type(value).__name__} {value!r} for node '
+            f'"{node}"; a score must be an int in [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}]',
+            plugin=plugin,
+        )
+    )
 
 
 def _adapt(
@@ -203,7 +218,7 @@ class Framework:
         except PluginLoadError as exc:
             errors.append(FieldError(f"profiles[{index}].plugins", str(exc)))
             return
-        except Exception as exc:  # a broken factory is reported, not raised
+        except (Exception, SystemExit) as exc:  # a broken factory is reported, not raised
             errors.append(
                 FieldError(
                     args_path,
@@ -616,16 +631,20 @@ class Framework:
                 if not status.is_success():
                     return NodeScores(names, by_plugin, []), status
                 column = [scores[name] for name in names]
+                try:
+                    column = [
+                        v if type(v) is int else _integer_score(v, c.plugin, n, "NormalizeScore")
+                        for n, v in zip(names, column, strict=True)
+                    ]
+                except _ScoreFailed as failed:
+                    return NodeScores(names, by_plugin, []), failed.status
             if column and not (MIN_NODE_SCORE <= min(column) and max(column) <= MAX_NODE_SCORE):
-                node, value = next(
-                    (n, v)
-                    for n, v in zip(names, column, strict=True)
-                    if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE
-                )
+                value = next(v for v in column if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE)
+                # kube-scheduler's RunScorePlugins wording, word for word.
                 return NodeScores(names, by_plugin, []), Status(
                     Code.ERROR,
-                    f'plugin "{c.plugin}" returns an invalid score '
-                    f"{value} for node {node!r}, it should be in the range "
+                    f'applying score defaultWeights on Score plugins: plugin "{c.plugin}" '
+                    f"returns an invalid score {value}, it should in the range of "
                     f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                     plugin=c.plugin,
                 )
@@ -666,11 +685,13 @@ class Framework:
     def _score_one(self, c: PluginCall, state: CycleState, pod: Pod, info: NodeInfo) -> int:
         self._current = c
         value = c.call(state, pod, info)
+        if type(value) is int:
+            return value
         if isinstance(value, Status):
             if value.is_success():
                 return 0
             raise _ScoreFailed(value.with_plugin(c.plugin))
-        return int(value)
+        return _integer_score(value, c.plugin, info.name, "Score")
 
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         self._point = "Reserve"
@@ -706,7 +727,8 @@ class Framework:
             elif not status.is_success():
                 return status
         if waits:
-            self.handle.waiting_pods.add(WaitingPod(pod, node_name, waits))
+            waiting_pods = self.handle.waiting_pods
+            waiting_pods.add(WaitingPod(pod, node_name, waits, waiting_pods.clock))
             return Status(Code.WAIT, f"one or more plugins asked to wait: {sorted(waits)}")
         return Status.success()
 

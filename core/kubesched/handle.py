@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .waiting_pods import WaitingPods
@@ -40,8 +40,12 @@ class Handle:
         waiting_pods: WaitingPods | None = None,
         parallelism: int = 16,
         rng: random.Random | None = None,
+        extenders: Sequence[Any] = (),
     ) -> None:
         self.profile_name = profile_name
+        #: The configuration's HTTP extenders (:class:`kubesched.extender.HTTPExtender`), in
+        #: kube-scheduler's order: DefaultPreemption asks those with a preemptVerb.
+        self.extenders = list(extenders)
         self.backend = backend
         self._snapshot = snapshot
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
@@ -79,10 +83,13 @@ class Handle:
 
     def lister(self, kind: str) -> Callable[[], list[Mapping[str, Any]]]:
         """A function listing the cluster's objects of ``kind`` (e.g. ``PodDisruptionBudget``,
-        ``Namespace``, ``Service``) as raw mappings, kept current by the backend.
+        ``Namespace``, ``Service``, ``PersistentVolumeClaim``, ``CSINode``) as raw mappings, kept
+        current by the backend. Plugins must not change what it returns; writes go through the
+        backend (``update_object``, ``patch_object``, ``create_object``).
 
-        Call it in the plugin's constructor so the backend knows to watch that kind; an empty
-        list when the backend has no such objects.
+        Call it in the plugin's constructor so the backend knows to watch that kind (and to
+        deliver its cluster events, for kinds that are an ``EventResource``); an empty list when
+        the backend has no such objects.
         """
         lister = getattr(self.backend, "lister", None)
         if lister is None:

@@ -181,6 +181,24 @@ class LeaderElector:
         with self._lock:
             return time.monotonic() < self._leader_until
 
+    def check(self, max_tolerable_expired_lease: float = 20.0) -> str:
+        """client-go's ``LeaderElector.Check`` (kube-scheduler's leader-election health check,
+        20 s): ``""``, or why this process, the Lease's holder in the last record observed,
+        has not renewed it for longer than the lease duration plus the tolerance (a deadlock or
+        a hung renewal would otherwise leave a leader that neither leads nor exits)."""
+        with self._lock:
+            held = self._observed.holder_identity == self._identity
+            since = time.monotonic() - self._observed_time
+        if held and since > self._config.lease_duration + max_tolerable_expired_lease:
+            return f"failed election to renew leadership on lease {self._describe}"
+        return ""
+
+    def leading_until(self) -> float:
+        """The monotonic instant this process's term ends unless renewed (0 when not leading):
+        no write it sends as leader may still be in flight after it."""
+        with self._lock:
+            return self._leader_until
+
     def run(self, stop: threading.Event) -> None:
         """Acquire, lead and renew until ``stop`` is set or leadership is lost (see the class)."""
         try:

@@ -2,8 +2,10 @@
 
 Multi-document YAML, ``List``/``NodeList``/``PodList`` wrappers and JSON are accepted. Objects
 that are neither Node nor Pod are skipped with a warning. Any unreadable object fails the whole
-file with every problem listed (nothing is half-applied), and so does a Pod whose inter-pod
-(anti-)affinity kube-apiserver would refuse (``Pod.affinity_errors``).
+file with every problem listed (nothing is half-applied), and so does a Pod or Node that
+kube-apiserver would refuse on create (:mod:`kubesched.apivalidation`, in its wording; with
+``validate=False``, for snapshots of objects an apiserver already stored, only a Pod whose inter-pod
+(anti-)affinity the plugins cannot read, ``Pod.affinity_errors``).
 
 A Pod is read as kube-apiserver would store it: a container (or the pod, for pod-level
 resources) that sets a limit but no request for a resource requests its limit (the API's
@@ -21,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from .apivalidation import node_errors, pod_errors
 from .errors import ManifestError
 from .objects import Node, ObjectError, Pod
 
@@ -35,6 +38,19 @@ CONSULTED_KINDS = frozenset(
         "ReplicaSet",
         "StatefulSet",
         "ReplicationController",
+        "PodGroup",
+        # Volumes (VolumeBinding, VolumeZone, VolumeRestrictions, NodeVolumeLimits).
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+        "CSIStorageCapacity",
+        "VolumeAttachment",
+        # Dynamic resource allocation (DynamicResources).
+        "ResourceClaim",
+        "DeviceClass",
+        "ResourceSlice",
     }
 )
 
@@ -78,6 +94,25 @@ def _describe(obj: Mapping[str, Any]) -> str:
     return f"{obj.get('kind', '?')} {f'{namespace}/' if namespace else ''}{name}"
 
 
+def _api_errors(kind: str, obj: Mapping[str, Any]) -> list[str]:
+    """kube-apiserver's refusals of a Node or Pod, once its name can be shown (else the parser
+    reports the name first)."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str):
+        return []
+    if not isinstance(meta.get("namespace"), str | None):
+        return []
+    return node_errors(obj) if kind == "Node" else pod_errors(obj)
+
+
+def _describe_key(obj: Mapping[str, Any]) -> str:
+    """``Pod namespace/name`` (namespace defaulted) or ``Node name``, as the parser names them."""
+    meta = obj["metadata"]
+    if obj.get("kind") == "Node":
+        return f"Node {meta['name']}"
+    return f"Pod {meta.get('namespace') or 'default'}/{meta['name']}"
+
+
 def _documents(text: str, source: str) -> list[Any]:
     """The documents of YAML or JSON text (JSON directly: YAML refuses tab indentation)."""
     json_error: json.JSONDecodeError | None = None
@@ -99,8 +134,11 @@ def _documents(text: str, source: str) -> list[Any]:
         raise ManifestError(f"{source}{where}: not valid YAML: {problem}") from None
 
 
-def parse_cluster(text: str, source: str = "<cluster>") -> Cluster:
-    """Parse manifest text; raises :class:`ManifestError` naming ``source`` and each object."""
+def parse_cluster(text: str, source: str = "<cluster>", *, validate: bool = True) -> Cluster:
+    """Parse manifest text; raises :class:`ManifestError` naming ``source`` and each object.
+
+    ``validate``: refuse what kube-apiserver refuses (:mod:`kubesched.apivalidation`); off for
+    objects an apiserver already stored (a snapshot), which only the parser then checks."""
     documents = _documents(text, source)
     cluster = Cluster()
     errors: list[str] = []
@@ -124,12 +162,16 @@ def parse_cluster(text: str, source: str = "<cluster>") -> Cluster:
                 f"{source}: {where}: skipping {_describe(obj)} (not a kind the scheduler reads)"
             )
             continue
+        defaulted = obj if kind == "Node" else with_api_defaults(obj)
+        if validate and (refused := _api_errors(kind, defaulted)):
+            errors.extend(f"{source}: {where}: {_describe_key(defaulted)}: {p}" for p in refused)
+            continue
         try:
-            parsed: Node | Pod = Node(obj) if kind == "Node" else Pod(with_api_defaults(obj))
+            parsed: Node | Pod = Node(defaulted) if kind == "Node" else Pod(defaulted)
         except ObjectError as exc:
             errors.append(f"{source}: {where}: {exc}")
             continue
-        if isinstance(parsed, Pod) and parsed.affinity_errors:
+        if not validate and isinstance(parsed, Pod) and parsed.affinity_errors:
             # kube-apiserver refuses these on create; say so here rather than in a plugin.
             errors.extend(
                 f"{source}: {where}: Pod {parsed.key}: {problem}"
@@ -192,7 +234,7 @@ def with_api_defaults(pod: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**pod, "spec": changed}
 
 
-def load_cluster(path: str | os.PathLike[str]) -> Cluster:
+def load_cluster(path: str | os.PathLike[str], *, validate: bool = True) -> Cluster:
     """Read and parse a cluster file; a missing or unreadable file is a :class:`ManifestError`."""
     try:
         with open(path, encoding="utf-8") as handle:
@@ -203,4 +245,4 @@ def load_cluster(path: str | os.PathLike[str]) -> Cluster:
         ) from None
     except UnicodeDecodeError:
         raise ManifestError(f"{os.fspath(path)}: not a text file (expected YAML or JSON)") from None
-    return parse_cluster(text, os.fspath(path))
+    return parse_cluster(text, os.fspath(path), validate=validate)

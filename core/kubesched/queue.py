@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .events import ActionType, ClusterEvent, EventResource, QueueingHint
+from .extender import EXTENDER_NAME
 from .nominator import Nominator
 from .objects import Pod
 from .results import QueuedPodInfo
@@ -45,16 +46,38 @@ DEFAULT_MAX_UNSCHEDULABLE_SECONDS = 300.0
 _FORCE_ACTIVATE = ClusterEvent(EventResource.WILDCARD, ActionType.ALL)
 
 
+def pod_group_key(pod: Pod) -> tuple[str, str] | None:
+    """The pod's group (``spec.schedulingGroup.podGroupName``, scheduling.k8s.io/v1beta1) with
+    its namespace; ``None`` for a pod in no group."""
+    group = (pod.raw.get("spec") or {}).get("schedulingGroup")
+    name = group.get("podGroupName") if isinstance(group, Mapping) else None
+    return (pod.namespace, name) if isinstance(name, str) and name else None
+
+
 class _ActiveEntry:
-    """A heap entry ordered by the QueueSort plugin's ``less``."""
+    """A heap entry ordered by the QueueSort plugin's ``less``, then by when it was queued.
 
-    __slots__ = ("info", "less", "live")
+    Pods the plugin finds equal (same priority and timestamp: every pod of a cluster file is
+    queued at virtual time 0) leave in the order they were queued, never in whatever order the
+    heap's internals happen to leave them (``seq``).
+    """
 
-    def __init__(self, info: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]):
-        self.info, self.less, self.live = info, less, True
+    __slots__ = ("info", "less", "live", "seq")
+
+    def __init__(
+        self,
+        info: QueuedPodInfo,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        seq: int,
+    ):
+        self.info, self.less, self.live, self.seq = info, less, True, seq
 
     def __lt__(self, other: _ActiveEntry) -> bool:
-        return self.less(self.info, other.info)
+        if self.less(self.info, other.info):
+            return True
+        if self.less(other.info, self.info):
+            return False
+        return self.seq < other.seq
 
 
 @dataclass(slots=True)
@@ -81,6 +104,7 @@ class SchedulingQueue:
         first = next(iter(frameworks.values()), None)
         self._less = first.less if first is not None else (lambda a, b: a.timestamp < b.timestamp)
         self._events = {name: fw.events_to_register() for name, fw in frameworks.items()}
+        self._registered: dict[ClusterEvent, bool] = {}
         self.clock = clock
         self.initial_backoff = initial_backoff_seconds
         self.max_backoff = max_backoff_seconds
@@ -99,6 +123,8 @@ class SchedulingQueue:
         self._log_base = 0
         self._seq = itertools.count()
         self._closed = False
+        #: The pod group (namespace, name) of the pod popped last, while more may follow.
+        self._group: tuple[str, str] | None = None
         self.scheduling_cycle = 0
         #: Pods nominated to nodes by preemption (read by Filter through the handle).
         self.nominator = Nominator()
@@ -143,8 +169,8 @@ class SchedulingQueue:
         info.gating_plugin = ""
         self._push_active(info)
 
-    def _push_active(self, info: QueuedPodInfo) -> None:
-        entry = _ActiveEntry(info, self._less)
+    def _push_active(self, info: QueuedPodInfo, seq: int | None = None) -> None:
+        entry = _ActiveEntry(info, self._less, next(self._seq) if seq is None else seq)
         self._active_by_uid[info.pod.uid] = entry
         heapq.heappush(self._active, entry)
         self._cond.notify()
@@ -156,15 +182,14 @@ class SchedulingQueue:
             deadline = None if timeout is None else time.monotonic() + timeout
             while True:
                 self._flush_backoff_locked()
+                mate = self._next_of_group()
+                if mate is not None:
+                    mate.live = False  # its heap entry is skipped when it comes up
+                    return self._popped(mate.info)
                 while self._active:
                     entry = heapq.heappop(self._active)
                     if entry.live:
-                        info = entry.info
-                        del self._active_by_uid[info.pod.uid]
-                        info.attempts += 1
-                        self.scheduling_cycle += 1
-                        self._in_flight[info.pod.uid] = self._log_base + len(self._log)
-                        return info
+                        return self._popped(entry.info)
                 if self._closed:
                     return None
                 now = time.monotonic()
@@ -174,6 +199,30 @@ class SchedulingQueue:
                 if self._backoff:
                     waits.append(max(self._backoff[0][0] - self.clock(), 0.001))
                 self._cond.wait(min(waits) if waits else None)
+
+    def _popped(self, info: QueuedPodInfo) -> QueuedPodInfo:
+        del self._active_by_uid[info.pod.uid]
+        info.attempts += 1
+        self.scheduling_cycle += 1
+        self._in_flight[info.pod.uid] = self._log_base + len(self._log)
+        self._group = pod_group_key(info.pod)
+        return info
+
+    def _next_of_group(self) -> _ActiveEntry | None:
+        """The first pod in activeQ (by QueueSort) of the pod group popped last, if any: a
+        group's pods are popped one after another, so that pods of two gangs do not take turns
+        and each hold part of the room (kube-scheduler v1.37 schedules a PodGroup in one
+        pod-group cycle). Looked for only after a pod of a group, so costs nothing otherwise."""
+        if self._group is None:
+            return None
+        best: _ActiveEntry | None = None
+        for entry in self._active_by_uid.values():
+            if entry.live and pod_group_key(entry.info.pod) == self._group:
+                if best is None or entry < best:
+                    best = entry
+        if best is None:
+            self._group = None
+        return best
 
     def backoff_seconds(self, info: QueuedPodInfo) -> float:
         """initial × 2^(attempts−1), capped at the maximum."""
@@ -248,6 +297,8 @@ class SchedulingQueue:
             return True
         if event.resource is EventResource.WILDCARD and event.action == ActionType.ALL:
             return new is None or (isinstance(new, Pod) and new.uid == info.pod.uid)
+        if EXTENDER_NAME in rejectors:  # extenders register no events: any event may help
+            return True
         registered = self._events.get(info.pod.scheduler_name, {})
         for plugin, entries in registered.items():
             if plugin not in rejectors:
@@ -265,21 +316,37 @@ class SchedulingQueue:
                     return True
         return False
 
+    def registered(self, event: ClusterEvent) -> bool:
+        """Whether a plugin of any profile registered an event covering ``event``."""
+        known = self._registered.get(event)
+        if known is None:
+            known = self._registered[event] = any(
+                entry.event.matches(event)
+                for registered in self._events.values()
+                for entries in registered.values()
+                for entry in entries
+            )
+        return known
+
     def _gate_registered(self, info: QueuedPodInfo, event: ClusterEvent) -> bool:
         """Whether the plugin gating ``info`` registered ``event`` (kube's
         ``GatingPluginEvents``): no other event can lift its gate, so no hint is asked."""
         registered = self._events.get(info.pod.scheduler_name, {})
         return any(entry.event.matches(event) for entry in registered.get(info.gating_plugin, ()))
 
-    def move_on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> int:
-        """Move the unschedulable pods that ``event`` may help; returns how many moved."""
+    def move_on_event(
+        self, event: ClusterEvent, old: Any = None, new: Any = None, *, skip_uid: str = ""
+    ) -> int:
+        """Move the unschedulable pods that ``event`` may help (but the pod ``skip_uid``);
+        returns how many moved."""
         with self._cond:
             if self._in_flight:
                 self._log.append(_LoggedEvent(event, old, new))
             moved = [
                 info
                 for info, _ in self._unschedulable.values()
-                if (not info.gating_plugin or self._gate_registered(info, event))
+                if info.pod.uid != skip_uid
+                and (not info.gating_plugin or self._gate_registered(info, event))
                 and self._worth_requeuing(info, event, old, new)
             ]
             for info in moved:
@@ -362,7 +429,7 @@ class SchedulingQueue:
             # Re-queued so that a changed priority re-sorts the heap (the old entry is skipped).
             entry.live = False
             entry.info.pod = pod
-            self._push_active(entry.info)
+            self._push_active(entry.info, entry.seq)  # an update keeps its place among equals
             return None
         backing_off = self._backoff_by_uid.get(uid)
         if backing_off is not None:

@@ -10,6 +10,7 @@ renew stops binding at once and exits (as kube-scheduler does), to come back as 
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import socket
 import threading
@@ -17,17 +18,20 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from .config import SchedulerConfiguration, load_config
+from .config import SchedulerConfiguration
 from .gc_tuning import tune_after_initial_sync
 from .kube.backend import KubernetesBackend
 from .kube.connect import api_client_for, credentials_source
+from .kube.delegated_auth import DelegatedAuthorizer
 from .kube.recorder import EventRecorder
 from .kube.transport import Transport
 from .leaderelection import LeaderElector
 from .metrics import SchedulerMetrics
 from .registry import Registry
 from .scheduler import Attempt, Scheduler
+from .secure_serving import server_context
 from .server import HealthServer
+from .startup import load_checked
 
 __all__ = ["RunOptions", "run"]
 
@@ -47,6 +51,20 @@ class RunOptions:
     sync_timeout: float = 60.0
     #: The longest the plugins of one extension point may take for a pod (seconds; 0: none).
     plugin_timeout: float = 30.0
+    #: How long the scheduling loop may go without starting a cycle before /healthz fails
+    #: (``None``: four plugin time limits and 30 s, the longest a cycle can take; 300 s
+    #: without a limit).
+    loop_stall_seconds: float | None = None
+    #: Serve HTTPS (kube-scheduler's secure port: ``tls_cert_file``/``tls_key_file``, else a
+    #: self-signed certificate) and authorize ``/metrics`` through TokenReview and
+    #: SubjectAccessReview; health paths stay open.
+    secure: bool = False
+    tls_cert_file: str = ""
+    tls_key_file: str = ""
+
+
+#: client-go's leader-election health check tolerance, as kube-scheduler sets it.
+LEADER_HEALTH_TOLERANCE = 20.0
 
 
 def _attempt_result(attempt: Attempt) -> str:
@@ -61,7 +79,7 @@ class Service:
     def __init__(self, options: RunOptions) -> None:
         self.options = options
         self.registry = Registry.installed()
-        self.config: SchedulerConfiguration = load_config(options.config, self.registry)
+        self.config: SchedulerConfiguration = load_checked(options.config, self.registry)
         for warning in self.config.warnings:
             log.warning("%s", warning)
         connection = self.config.client_connection
@@ -82,10 +100,13 @@ class Service:
                 on_started_leading=self._started_leading,
                 on_stopped_leading=self._stopped_leading,
             )
+        if self.elector is not None:
+            self.transport.write_deadline = self.elector.leading_until
+        can_write = self.elector.is_leader if self.elector else (lambda: True)
         self.backend = KubernetesBackend(
             self.transport,
-            recorder=EventRecorder(self.transport),
-            can_bind=self.elector.is_leader if self.elector else (lambda: True),
+            recorder=EventRecorder(self.transport, guard=can_write),
+            can_bind=can_write,
         )
         self.scheduler = Scheduler(
             self.config,
@@ -93,15 +114,31 @@ class Service:
             self.registry,
             metrics=self.metrics,
             plugin_timeout=options.plugin_timeout or None,
+            record_attempts=False,  # nothing reads them; memory stays flat under churn
         )
         self.scheduler.on_attempt = self._observe
+        secure: dict = {}
+        if options.secure:
+            secure = {
+                "ssl_context": server_context(
+                    options.tls_cert_file, options.tls_key_file, options.address
+                ),
+                "authorize": DelegatedAuthorizer(self.transport),
+            }
         self.server = HealthServer(
             options.address,
             options.port,
+            **secure,
             ready=self._ready,
             metrics=self._render_metrics,
+            healthy=lambda: not self.unhealthy_reason(),
+            health_reason=self.unhealthy_reason,
             reason=lambda: self.backend.unsynced_reason() or "not ready",
         )
+        stall = options.loop_stall_seconds
+        if stall is None:
+            stall = 4 * options.plugin_timeout + 30 if options.plugin_timeout else 300.0
+        self.loop_stall_seconds = stall
         self.stop = threading.Event()
         #: Set only after in-flight bindings finished: then the elector releases the Lease.
         self._release = threading.Event()
@@ -112,6 +149,18 @@ class Service:
     # -- health and metrics ------------------------------------------------------------------
     def _ready(self) -> bool:
         return self.backend.synced
+
+    def unhealthy_reason(self) -> str:
+        """``""`` while healthy; else why: the scheduling loop exited or stalled, or the leader
+        has not renewed its Lease (kube-scheduler's leader-election check)."""
+        if self.stop.is_set():
+            return ""
+        reason = self.scheduler.loop_stalled(self.loop_stall_seconds)
+        if not reason and self._scheduling is not None and not self._scheduling.is_alive():
+            reason = "the scheduling loop has exited"
+        if not reason and self.elector is not None:
+            reason = self.elector.check(LEADER_HEALTH_TOLERANCE)
+        return reason
 
     def _render_metrics(self) -> bytes:
         self.metrics.set_pending(self.scheduler.queue.pending())
@@ -161,7 +210,7 @@ class Service:
                 target=self._elect, name="leader-election", daemon=True
             )
             self._electing.start()
-        while not self.stop.wait(1.0):
+        while not self.stop.wait(0.2):
             pass
         return self.shutdown()
 
@@ -172,15 +221,18 @@ class Service:
             self._stopped_leading()
 
     def shutdown(self) -> int:
+        """Stop; after a lost Lease within a second or two (nothing may be written any more:
+        every guarded write already refuses, and those in flight end with the term)."""
         self.stop.set()
+        lost = self.lost_leadership
         self.scheduler.queue.close()
         if self._scheduling is not None:
-            self._scheduling.join(timeout=30)
-        self.scheduler.stop(wait_for_bindings=not self.lost_leadership)
+            self._scheduling.join(timeout=1 if lost else 30)
+        self.scheduler.stop(wait_for_bindings=not lost)
         self._release.set()
         if self._electing is not None:
-            self._electing.join(timeout=10)
-        self.backend.stop()
+            self._electing.join(timeout=1 if lost else 10)
+        self.backend.stop(wait=not lost)
         self.server.stop()
         log.info("kubesched stopped")
         return EXIT_LEADERSHIP_LOST if self.lost_leadership else EXIT_OK
@@ -196,4 +248,10 @@ def run(options: RunOptions) -> int:
 
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _terminate)
-    return service.serve()
+    code = service.serve()
+    if service.lost_leadership:
+        # As kube-scheduler does ("leaderelection lost"): exit now, not after worker threads
+        # (a binding worker in a hung plugin) that the interpreter would wait for.
+        logging.shutdown()
+        os._exit(code)
+    return code

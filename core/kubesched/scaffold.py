@@ -244,14 +244,10 @@ def render_plugin(name: str, points: list[str]) -> dict[str, str]:
     }
     module, exported = _module(names, points, chosen, helpers, values)
 
-    tests = Template(_joined(chosen + helpers, "tests", "", lead="\n\n\n")).safe_substitute(
-        values
-    )
+    tests = Template(_joined(chosen + helpers, "tests", "", lead="\n\n\n")).safe_substitute(values)
     test_text = Template(_template("test_module.py.tmpl")).safe_substitute(values, tests=tests)
     body = test_text.split("\n\n\n", 1)[1]  # what follows the imports
-    kubesched_names = {"ArgsError"} | {
-        w for s in chosen + helpers for w in s.words("test_imports")
-    }
+    kubesched_names = {"ArgsError"} | {w for s in chosen + helpers for w in s.words("test_imports")}
     package_names = exported | {w for s in chosen for w in s.words("test_package_imports")}
     test_text = Template(test_text).safe_substitute(
         kubesched_imports=_import("kubesched", _order(_used(kubesched_names, body))),
@@ -301,7 +297,7 @@ def register_commands(commands: Any) -> None:
         "--points",
         default=",".join(DEFAULT_POINTS),
         help=f"extension points to implement, comma-separated (default: "
-        f"{','.join(DEFAULT_POINTS)}; any of {','.join(POINTS)})",
+        f"{','.join(DEFAULT_POINTS)}; any of {', '.join(POINTS)})",
     )
     parser.add_argument(
         "--dir", dest="directory", help="where to write it (default: ./kubesched-<name>)"

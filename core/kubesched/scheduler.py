@@ -7,6 +7,8 @@ pod's scheduling cycle does not wait on the API).
 
 from __future__ import annotations
 
+import copy
+import functools
 import logging
 import random
 import threading
@@ -24,15 +26,17 @@ from .cycle_state import CycleState
 from .errors import ConfigError, FieldError
 from .event_handlers import SchedulerEventHandler
 from .events import ActionType, ClusterEvent, EventResource
+from .extender import ExtenderError, HTTPExtender
 from .framework import RUNNING_BINDING_PLUGIN, Framework, ProfileBuildError
 from .handle import Handle
+from .metrics import status_label
 from .objects import Pod
 from .queue import SchedulingQueue
 from .registry import Registry
 from .results import QueuedPodInfo
 from .snapshot import Snapshot
 from .status import Code, Status
-from .waiting_pods import WaitingPods
+from .waiting_pods import WaitingPod, WaitingPods
 
 if TYPE_CHECKING:
     from .metrics import SchedulerMetrics
@@ -40,6 +44,9 @@ if TYPE_CHECKING:
 __all__ = ["Attempt", "Scheduler"]
 
 log = logging.getLogger(__name__)
+
+#: kube-scheduler's extension point label values, by profile field name.
+_POINT_NAMES = {"preBind": "PreBind", "bind": "Bind", "postBind": "PostBind"}
 
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
@@ -178,23 +185,45 @@ class Scheduler:
         clock: Callable[[], float] = time.monotonic,
         seed: int | None = None,
         inline_binding: bool = False,
-        binding_workers: int = 16,
+        binding_workers: int | None = None,
         metrics: SchedulerMetrics | None = None,
         plugin_timeout: float | None = None,
+        wait_on_clock: bool = False,
+        record_attempts: bool = True,
     ) -> None:
         """``plugin_timeout``: the longest the plugin calls of one extension point may take
         (the scheduling cycle from PreFilter to NormalizeScore as one, then PostFilter, Reserve,
         Permit, PreBind, Bind and PostBind each); past it the pod's attempt ends with an Error
         naming the point and plugin, and the scheduler goes on with other pods. The wait at
-        Permit is not a plugin call: it has its own timeout. ``None``: no limit."""
+        Permit is not a plugin call: it has its own timeout. ``None``: no limit.
+        ``binding_workers``: binding cycles run at once (default: the config's parallelism).
+
+        ``wait_on_clock`` (``simulate`` and the test harness, with ``inline_binding`` and a
+        virtual ``clock``): no thread blocks on a pod waiting at Permit. Its binding cycle runs
+        once the wait ends: allowed or rejected (after the scheduling cycle that did it, or at
+        :meth:`run_ended_waits`), or timed out when the clock has passed its deadline
+        (:meth:`expire_waits`; :meth:`next_wakeup` says when).
+
+        ``record_attempts``: keep each pod's latest :class:`Attempt` in :attr:`attempts` (what
+        ``simulate`` and ``explain`` report). ``run`` passes False: a long-running scheduler
+        would otherwise keep every pod it ever saw; ``on_attempt`` sees every attempt anyway."""
         self.config = config
         self.backend = backend
         self.metrics = metrics
         self.cache = Cache()
         self.snapshot = Snapshot()
-        self.waiting_pods = WaitingPods()
+        self.wait_on_clock = wait_on_clock
+        self.waiting_pods = WaitingPods(clock if wait_on_clock else time.monotonic)
+        #: Under ``wait_on_clock``: the binding cycles held until their pod's wait ends, by UID,
+        #: and the UIDs whose wait has ended, in that order.
+        self._held_bindings: dict[str, tuple[Framework, CycleState, QueuedPodInfo, str, float]] = {}
+        self._ended_waits: list[str] = []
+        self._held_lock = threading.Lock()
+        #: The longest wait at Permit held so far under ``wait_on_clock``, in seconds.
+        self.longest_wait = 0.0
         self.rng = random.Random(seed)
         registry = registry if registry is not None else Registry.installed()
+        self.extenders = [HTTPExtender(extender) for extender in config.extenders]
         self.frameworks = build_frameworks(config, registry, self._handle_for)
         self.queue = SchedulingQueue(
             self.frameworks,
@@ -205,19 +234,22 @@ class Scheduler:
         for framework in self.frameworks.values():
             framework.handle.nominator = self.queue.nominator
             framework.handle.activator = self.queue.activate
-        self.algorithm = SchedulingAlgorithm(config.percentage_of_nodes_to_score, self.rng)
+        self.algorithm = SchedulingAlgorithm(
+            config.percentage_of_nodes_to_score, self.rng, self.extenders
+        )
         if metrics is not None:
             self.algorithm.observe = metrics.extension_point
         self.handler = SchedulerEventHandler(
             self.cache, self.queue, set(self.frameworks), self.waiting_pods
         )
         self.inline_binding = inline_binding
-        self._binder = ThreadPoolExecutor(
-            max_workers=max(binding_workers, 1), thread_name_prefix="binding"
-        )
+        # The config's `parallelism` bounds the binding cycles run at once (docs/design.md).
+        workers = config.parallelism if binding_workers is None else binding_workers
+        self._binder = ThreadPoolExecutor(max_workers=max(workers, 1), thread_name_prefix="binding")
         self._in_flight_bindings = 0
         self._bindings_done = threading.Condition()
         self.attempts: dict[str, Attempt] = {}
+        self.record_attempts = record_attempts
         self._attempts_lock = threading.Lock()
         self._stop = threading.Event()
         self.plugin_timeout = plugin_timeout
@@ -227,6 +259,13 @@ class Scheduler:
         self._runners_lock = threading.Lock()
         #: Called after each scheduling attempt (metrics, tests).
         self.on_attempt: Callable[[Attempt, float], None] | None = None
+        #: The thread running :meth:`run`, when it runs; when its latest cycle began; whether
+        #: it returned (asked to stop).
+        self.loop_thread: threading.Thread | None = None
+        self.heartbeat = time.monotonic()
+        self.loop_ended = False
+        #: The pod whose binding cycle the current scheduling cycle started (it owns it then).
+        self._handed_over: QueuedPodInfo | None = None
 
     def _handle_for(self, profile_name: str) -> Handle:
         return Handle(
@@ -236,6 +275,7 @@ class Scheduler:
             self.waiting_pods,
             self.config.parallelism,
             self.rng,
+            self.extenders,
         )
 
     # -- running -------------------------------------------------------------------------------
@@ -250,14 +290,38 @@ class Scheduler:
             self.backend.start(self.handler, sync_timeout=sync_timeout)  # type: ignore[call-arg]
 
     def run(self, stop: threading.Event | None = None, poll_seconds: float = 1.0) -> None:
-        """Schedule until ``stop`` is set (or :meth:`stop` is called)."""
+        """Schedule until ``stop`` is set (or :meth:`stop` is called).
+
+        Nothing a cycle raises ends the loop: :meth:`schedule_one` turns it into an Error for
+        that pod, and a failure between cycles is logged. :attr:`heartbeat` is set before each
+        cycle, so a loop that stopped turning (a hung call) shows in :meth:`loop_stalled`."""
         stop = stop or self._stop
+        self.loop_thread = threading.current_thread()
         last_flush = time.monotonic()
         while not stop.is_set() and not self._stop.is_set():
-            self.schedule_one(timeout=poll_seconds)
-            if time.monotonic() - last_flush >= poll_seconds:
-                self.queue.flush()
-                last_flush = time.monotonic()
+            self.heartbeat = time.monotonic()
+            try:
+                self.schedule_one(timeout=poll_seconds)
+                if time.monotonic() - last_flush >= poll_seconds:
+                    self.queue.flush()
+                    last_flush = time.monotonic()
+            except Exception:
+                log.exception("scheduling loop: unexpected error; going on")
+                stop.wait(min(poll_seconds, 0.1))  # a failure that repeats must not spin
+        self.loop_ended = True
+
+    def loop_stalled(self, limit: float) -> str:
+        """Why the scheduling loop is not healthy (``""`` when it is, or never started): its
+        thread ended while it should run, or no cycle began for ``limit`` seconds."""
+        thread = self.loop_thread
+        if thread is None or self.loop_ended:
+            return ""
+        if not thread.is_alive():
+            return "the scheduling loop has exited"
+        idle = time.monotonic() - self.heartbeat
+        if idle > limit:
+            return f"the scheduling loop has not started a cycle for {idle:.0f}s (limit {limit:g}s)"
+        return ""
 
     def stop(self, wait_for_bindings: bool = True) -> None:
         self._stop.set()
@@ -267,30 +331,110 @@ class Scheduler:
             runners, self._runners = list(self._runners.values()), {}
         for runner in runners:
             runner.close()
+        for extender in self.extenders:
+            extender.close()
 
     def wait_for_bindings(self, timeout: float | None = None) -> bool:
         """Block until no binding cycle is running; False on timeout."""
         with self._bindings_done:
             return self._bindings_done.wait_for(lambda: self._in_flight_bindings == 0, timeout)
 
+    # -- waits at Permit on a virtual clock -------------------------------------------------------
+    def _wait_ended(self, waiting: WaitingPod) -> None:
+        with self._held_lock:
+            self._ended_waits.append(waiting.pod.uid)
+
+    def run_ended_waits(self) -> int:
+        """Under ``wait_on_clock``: run the binding cycle of every held pod whose wait has
+        ended (allowed, rejected or expired); how many ran."""
+        ran = 0
+        while True:
+            with self._held_lock:
+                if not self._ended_waits:
+                    return ran
+                held = self._held_bindings.pop(self._ended_waits.pop(0), None)
+            if held is None:
+                continue
+            with self._bindings_done:
+                self._in_flight_bindings += 1
+            self._binding_cycle(*held)
+            ran += 1
+
+    def expire_waits(self) -> int:
+        """Time out the waits at Permit whose deadline the clock has reached, and run what
+        ended; how many binding cycles ran."""
+        self.waiting_pods.expire()
+        return self.run_ended_waits()
+
+    def next_wakeup(self) -> float | None:
+        """When something is next due on the clock: a backoff ending, or a wait at Permit
+        timing out; ``None`` when nothing is."""
+        due = [self.queue.next_backoff_expiry()]
+        if self.wait_on_clock:
+            due.append(self.waiting_pods.next_deadline())
+        return min((t for t in due if t is not None), default=None)
+
     # -- the scheduling cycle ------------------------------------------------------------------
     def schedule_one(self, timeout: float | None = None) -> bool:
         """Pop one pod and run its scheduling cycle; False when nothing was there to pop."""
+        if not self.wait_on_clock:
+            return self._schedule_one(timeout)
+        self.run_ended_waits()
+        try:
+            return self._schedule_one(timeout)
+        finally:
+            # Pods a Permit allowed (a gang completed) bind after the cycle that allowed them.
+            self.run_ended_waits()
+
+    def _schedule_one(self, timeout: float | None) -> bool:
+        """One pod's scheduling cycle (see :meth:`schedule_one`).
+
+        An exception the cycle raises (a bug, or the cache refusing to assume a pod the watch
+        just reported bound) is an Error for that pod, as kube-scheduler treats a failed
+        assume: the pod is forgotten if assumed and goes back to the queue with backoff."""
         info = self.queue.pop(timeout=timeout)
         if info is None:
             return False
+        self._handed_over = None
+        started = time.monotonic()
+        try:
+            self._scheduling_cycle(info)
+        except Exception as exc:
+            if self._handed_over is info:  # its binding cycle owns the pod now
+                log.exception("scheduling cycle of pod %s failed after binding began", info.pod.key)
+                return True
+            self._cycle_failed(info, exc, started)
+        return True
+
+    def _cycle_failed(self, info: QueuedPodInfo, exc: Exception, started: float) -> None:
+        pod = info.pod
+        log.error("scheduling cycle of pod %s failed: %s: %s", pod.key, type(exc).__name__, exc)
+        log.debug("the failure's traceback", exc_info=exc)
+        try:
+            if self.cache.is_assumed(pod.uid):
+                self.cache.forget_pod(pod)
+        except Exception:
+            log.exception("forgetting pod %s after a failed cycle failed", pod.key)
+        message = f"internal error in the scheduling cycle: {type(exc).__name__}: {exc}"
+        try:
+            self._fail(info, REASON_SCHEDULER_ERROR, message, set(), started, error=True)
+        except Exception:
+            log.exception("requeueing pod %s after a failed cycle failed", pod.key)
+            self.queue.done(pod.uid)
+
+    def _scheduling_cycle(self, info: QueuedPodInfo) -> None:
         pod = info.pod
         framework = self.frameworks.get(pod.scheduler_name)
         if framework is None or pod.deletion_timestamp or self.cache.is_assumed(pod.uid):
             self.queue.done(pod.uid)
-            return True
+            return
         started = time.monotonic()
         if pod.affinity_errors:
             # kube-apiserver refuses such terms on create; a pod that has them anyway fails on
             # its own, before any plugin reads them (a cluster file is refused at loading).
             message = "parsing pod: " + "; ".join(pod.affinity_errors)
             self._fail(info, REASON_UNSCHEDULABLE, message, set(), started)
-            return True
+            return
         state = CycleState()
         self.cache.update_snapshot(self.snapshot)
         try:
@@ -306,7 +450,7 @@ class Scheduler:
                 self._fail(
                     info, REASON_SCHEDULER_ERROR, exc.status.message(), set(), started, error=True
                 )
-                return True
+                return
             self._fail(
                 info,
                 REASON_UNSCHEDULABLE,
@@ -315,7 +459,7 @@ class Scheduler:
                 started,
                 nominated_node_name=nominated,
             )
-            return True
+            return
         except CycleError as exc:
             if exc.status.is_rejected():  # no nodes at all: Unschedulable, retried after backoff
                 self._fail(info, REASON_UNSCHEDULABLE, exc.status.message(), set(), started)
@@ -323,15 +467,19 @@ class Scheduler:
                 self._fail(
                     info, REASON_SCHEDULER_ERROR, exc.status.message(), set(), started, error=True
                 )
-            return True
+            return
         node = result.node_name
         self.queue.nominator.remove(pod)  # scheduled: its nomination (if any) has served
         self.cache.assume_pod(pod, node)
+        point_began = time.perf_counter()
+        point = "Reserve"
         try:
             status = self._within_time_limit(
                 framework, framework.run_reserve, state, pod, node, point="reserve"
             )
+            self._observe_point(framework, point, status, point_began)
             if status.is_success():
+                point, point_began = "Permit", time.perf_counter()
                 status = self._within_time_limit(
                     framework,
                     framework.run_permit,
@@ -341,17 +489,19 @@ class Scheduler:
                     point="permit",
                     abandoned=lambda late: self._drop_late_wait(pod, late),
                 )
+                self._observe_point(framework, point, status, point_began)
         except CycleError as exc:  # a Reserve or Permit plugin overran the time limit
             status = exc.status
+            self._observe_point(framework, point, status, point_began)
         if not (status.is_success() or status.is_wait()):
             framework.run_unreserve(state, pod, node)
             self.cache.forget_pod(pod)
             self._fail_with_status(info, status, started)
-            return True
+            return
         # The pod stays "in flight" for the queue until its binding cycle ends, so events that
         # arrive while it waits at Permit or binds still count if it comes back.
+        self._handed_over = info
         self._start_binding(framework, state, info, node, started)
-        return True
 
     def _within_time_limit(
         self,
@@ -451,9 +601,18 @@ class Scheduler:
         node: str,
         started: float,
     ) -> None:
+        held = self.waiting_pods.get(info.pod.uid)
+        if held is not None and self.wait_on_clock:
+            with self._held_lock:
+                self._held_bindings[info.pod.uid] = (framework, state, info, node, started)
+            self.longest_wait = max(self.longest_wait, held.deadline - self.waiting_pods.clock())
+            held.on_done = self._wait_ended
+            if held.done:  # ended before it could be told (a plugin allowed it at once)
+                self._wait_ended(held)
+            return
         with self._bindings_done:
             self._in_flight_bindings += 1
-        waiting = self.waiting_pods.get(info.pod.uid) is not None
+        waiting = held is not None
         if self.inline_binding and not waiting:
             self._binding_cycle(framework, state, info, node, started)
         else:
@@ -476,7 +635,13 @@ class Scheduler:
                     framework, framework.run_pre_bind, state, pod, node, "preBind"
                 )
             if status.is_success():
-                status = self._binding_call(framework, framework.run_bind, state, pod, node, "bind")
+                # Extenders bind first when one may (kube's extendersBinding); else the plugins.
+                bind = (
+                    functools.partial(self._bind, framework)
+                    if any(e.is_binder for e in self.extenders)
+                    else framework.run_bind
+                )
+                status = self._binding_call(framework, bind, state, pod, node, "bind")
             if not status.is_success():
                 self._binding_failed(framework, state, info, node, status, started)
                 return
@@ -506,6 +671,28 @@ class Scheduler:
                 self._in_flight_bindings -= 1
                 self._bindings_done.notify_all()
 
+    def _bind(self, framework: Framework, state: CycleState, pod: Pod, node: str) -> Status:
+        """kube's ``bind``: the first interested extender with a bindVerb binds the pod (an
+        ignorable one that fails is skipped); without one, the Bind plugins do."""
+        for extender in self.extenders:
+            if not extender.is_binder or not extender.is_interested(pod):
+                continue
+            try:
+                extender.bind(pod, node)
+            except ExtenderError as err:
+                if extender.ignorable:
+                    log.info(
+                        "skipping extender %s in bind as it returned error and has ignorable "
+                        "flag set: %s",
+                        extender.name,
+                        err,
+                    )
+                    continue
+                return Status(Code.ERROR, str(err))
+            self.backend.bound_by_extender(pod, node)
+            return Status.success()
+        return framework.run_bind(state, pod, node)
+
     def _binding_call(
         self,
         framework: Framework,
@@ -517,7 +704,37 @@ class Scheduler:
     ) -> Status:
         """A binding-cycle point under the plugin time limit: an overrun is an Error naming the
         plugin, recorded in the pod's CycleState by the framework (binding cycles run in
-        parallel, so the framework's scheduling-cycle record cannot tell)."""
+        parallel, so the framework's scheduling-cycle record cannot tell). Its duration goes to
+        ``scheduler_framework_extension_point_duration_seconds`` (and, for Bind, to
+        ``scheduler_binding_duration_seconds``)."""
+        began = time.perf_counter()
+        status = self._binding_point(framework, call, state, pod, node, point)
+        name = _POINT_NAMES[point]
+        self._observe_point(framework, name, status, began)
+        if name == "Bind" and self.metrics is not None:
+            outcome = "success" if status.is_success() else "error"
+            self.metrics.binding(outcome, time.perf_counter() - began)
+        return status
+
+    def _observe_point(
+        self, framework: Framework, point: str, status: Status | None, began: float
+    ) -> None:
+        if self.metrics is None:
+            return
+        code = status.code if status is not None else None
+        self.metrics.extension_point(
+            point, status_label(code), framework.name, time.perf_counter() - began
+        )
+
+    def _binding_point(
+        self,
+        framework: Framework,
+        call: Callable[[CycleState, Pod, str], Status | None],
+        state: CycleState,
+        pod: Pod,
+        node: str,
+        point: str,
+    ) -> Status:
         try:
             status = self._within_time_limit(
                 framework,
@@ -544,14 +761,22 @@ class Scheduler:
         pod = info.pod
         framework.run_unreserve(state, pod, node)
         self.cache.forget_pod(pod)
-        # The room the pod held is free again: pods waiting for it may fit now.
-        self.queue.move_on_event(
-            ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE), pod, None
-        )
+        # The room the pod held is free again: pods waiting for it may fit now. The event
+        # carries the pod as it was assumed, on its node, as kube-scheduler's does (hints such
+        # as NodeResourcesFit's queue only on the deletion of a pod that had a node). A pod
+        # that was rejected goes back first and is not moved by its own event (kube defers the
+        # move and leaves the pod out).
+        freed = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)
         if isinstance(status.err, BindError) and not status.err.retryable:
+            self.queue.move_on_event(freed, _assumed(pod, node), None)
             log.info("dropping pod %s: %s", pod.key, status.message())
             self.queue.done(pod.uid)
             return
+        if status.is_rejected():
+            self._fail_with_status(info, status, started)
+            self.queue.move_on_event(freed, _assumed(pod, node), None, skip_uid=pod.uid)
+            return
+        self.queue.move_on_event(freed, _assumed(pod, node), None)
         self._fail_with_status(info, status, started)
 
     # -- failures ------------------------------------------------------------------------------
@@ -592,7 +817,20 @@ class Scheduler:
             log.exception("recording the failure of pod %s failed", pod.key)
 
     def _record(self, attempt: Attempt, started: float) -> None:
-        with self._attempts_lock:
-            self.attempts[attempt.pod.uid] = attempt
+        if self.record_attempts:
+            with self._attempts_lock:
+                self.attempts[attempt.pod.uid] = attempt
         if self.on_attempt is not None:
             self.on_attempt(attempt, time.monotonic() - started)
+
+
+def _assumed(pod: Pod, node_name: str) -> Pod:
+    """``pod`` as it was assumed: on ``node_name`` (kube sets ``spec.nodeName`` on the assumed
+    copy), for the event that forgetting it sends."""
+    if pod.node_name == node_name:
+        return pod
+    assumed = copy.copy(pod)
+    assumed.node_name = node_name
+    spec = pod.raw.get("spec") or {}
+    assumed.raw = {**pod.raw, "spec": {**spec, "nodeName": node_name}}
+    return assumed

@@ -32,7 +32,11 @@ def test_simulate_without_arguments_runs_the_bundled_seed_example():
     # Only node-a and node-c carry the label; the other scheduler's pod is left alone.
     assert set(placed) == {"test-pod", "web-1", "web-2"}
     assert set(placed.values()) <= {"node-a", "node-c"}
-    assert report["summary"] == {"scheduled": 3, "unschedulable": 0}
+    assert report["summary"] == {
+        "scheduled": 3,
+        "unschedulable": 0,
+        "leftAlone": {"default-scheduler": 1},
+    }
     assert all(
         set(p) == {"namespace", "name", "schedulerName", "node", "message"} for p in report["pods"]
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import site
 import subprocess
 import sys
@@ -83,6 +84,9 @@ def guide_env(tmp_path_factory) -> tuple[Path, Path]:
     assert installed.returncode == 0, installed.stderr
     work = base / "work"
     work.mkdir()
+    # The guide's CI section installs from a wheelhouse that scripts/build-dists.sh builds
+    # (tests/install/test_build_dists.py builds it); the core's wheel stands in for it here.
+    shutil.copytree(wheels, work / "wheelhouse")
     return base / "venv", work
 
 

@@ -101,7 +101,8 @@ class CustomPlugin:
 
 
 # Not installed on purpose: NodePorts, VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
-# VolumeZone (the defaults that must be skipped with one warning).
+# VolumeZone, DynamicResources, NodeDeclaredFeatures (the defaults that must be skipped with one
+# warning).
 PLUGINS: dict[str, type] = {
     "SchedulingGates": PreEnqueuePlugin,
     "PrioritySort": QueueSortPlugin,
@@ -123,7 +124,7 @@ PLUGINS: dict[str, type] = {
 INSTALLED = ", ".join(sorted(PLUGINS))
 SKIPPED_WARNING = (
     "default plugins not installed, skipped: NodePorts, VolumeRestrictions, "
-    "NodeVolumeLimits, VolumeBinding, VolumeZone"
+    "NodeVolumeLimits, VolumeBinding, VolumeZone, DynamicResources, NodeDeclaredFeatures"
 )
 
 DEFAULT_PRE_FILTER = [
@@ -249,10 +250,12 @@ def test_default_plugins_follow_kube_scheduler_v1():
         ("VolumeZone", 1),
         ("PodTopologySpread", 2),
         ("InterPodAffinity", 2),
+        ("DynamicResources", 2),
         ("DefaultPreemption", 1),
         ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1),
         ("DefaultBinder", 1),
+        ("NodeDeclaredFeatures", 1),
     ]
 
 
@@ -314,6 +317,8 @@ def test_defaults_disabled_by_the_profile_are_never_loaded_nor_reported():
                             "NodeVolumeLimits",
                             "VolumeBinding",
                             "VolumeZone",
+                            "DynamicResources",
+                            "NodeDeclaredFeatures",
                         )
                     }
                 )
@@ -484,7 +489,8 @@ def test_v1beta2_uses_its_per_point_defaults_and_weights():
         ),  # first use over its per-point lists
         pytest.param(
             V1BETA3,
-            "NodePorts, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone",
+            "NodePorts, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, "
+            "DynamicResources, NodeDeclaredFeatures",
             id="v1beta3",
         ),
     ],
@@ -509,9 +515,14 @@ def test_top_level_values_and_extra_fields():
             podInitialBackoffSeconds=0.5,
             podMaxBackoffSeconds=2,
             enableProfiling=False,
-            delayCacheUntilActive=True,
+            delayCacheUntilActive=False,
             extenders=[{"urlPrefix": "http://x", "filterVerb": "filter", "httpTimeout": "5s"}],
-            clientConnection={"kubeconfig": "/k", "qps": 0, "burst": 7, "contentType": "json"},
+            clientConnection={
+                "kubeconfig": "/k",
+                "qps": 0,
+                "burst": 7,
+                "contentType": "application/json",
+            },
             leaderElection={
                 "leaderElect": False,
                 "leaseDuration": "1m30s",
@@ -528,7 +539,7 @@ def test_top_level_values_and_extra_fields():
     assert [p.index for p in cfg.profiles] == [0, 1]
     assert cfg.extra == {
         "enableProfiling": False,
-        "delayCacheUntilActive": True,
+        "delayCacheUntilActive": False,
         "extenders": [{"urlPrefix": "http://x", "filterVerb": "filter", "httpTimeout": "5s"}],
     }
     client = cfg.client_connection
@@ -536,7 +547,7 @@ def test_top_level_values_and_extra_fields():
         "/k",
         50.0,
         7,
-        "json",
+        "application/json",
     )  # qps 0 means the default, as in kube-scheduler
     election = cfg.leader_election
     assert (

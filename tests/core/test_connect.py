@@ -55,3 +55,29 @@ def test_a_broken_kubeconfig_is_one_clear_error(tmp_path: Path) -> None:
     path.write_text("apiVersion: v1\nkind: Config\ncurrent-context: nowhere\n")
     with pytest.raises(KubeschedError, match=r"kubeconfig.*cannot use this kubeconfig"):
         api_client_for(str(path))
+
+
+def test_a_token_file_is_trimmed_and_read_again_when_it_changes(tmp_path: Path) -> None:
+    """``kubectl create token sa > token`` ends the file with a newline; the kubelet rotates
+    projected tokens: every request sends the file's current token, trimmed."""
+    token = tmp_path / "token"
+    token.write_text("first-token\n")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG.replace("{token: not-a-real-token}", "{tokenFile: token}"))
+    api = api_client_for(str(kubeconfig))
+    assert api.configuration.auth_settings()["BearerToken"]["value"] == "Bearer first-token"
+    token.write_text("second-token-longer\n")
+    assert api.configuration.auth_settings()["BearerToken"]["value"] == (
+        "Bearer second-token-longer"
+    )
+
+
+def test_an_in_cluster_token_with_a_newline_is_trimmed(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "token").write_text("sa-token\n")
+    (tmp_path / "ca.crt").write_text("placeholder: read only when connecting")
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "6443")
+    monkeypatch.setenv("KUBESCHED_SERVICEACCOUNT_DIR", str(tmp_path))
+    api = api_client_for()
+    assert api.configuration.auth_settings()["BearerToken"]["value"] == "Bearer sa-token"

@@ -179,8 +179,8 @@ def test_a_plugin_error_is_recorded_as_error():
         (Status.error("metrics unavailable"), "metrics unavailable"),
         (
             150,
-            "plugin \"E\" returns an invalid score 150 for node 'n1', it should be in the range "
-            "[0, 100] after normalizing",
+            'applying score defaultWeights on Score plugins: plugin "E" returns an invalid '
+            "score 150, it should in the range of [0, 100] after normalizing",
         ),
     ],
     ids=["error-status", "out-of-range"],

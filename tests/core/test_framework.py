@@ -275,7 +275,7 @@ def test_permit_wait_times_out_with_kube_schedulers_message():
     assert scheduler.wait_for_bindings(timeout=5)
     assert bound_node(backend, "p") == ""
     assert backend.conditions["default/p"][1] == (
-        'rejected due to timeout after waiting at permit: plugin "Gatekeeper"'
+        "rejected due to timeout after waiting 50ms at plugin Gatekeeper"
     )
 
 

@@ -202,7 +202,8 @@ ERRORS = [
             "cluster.yaml: document 1: Pod default/a: spec.containers[0].resources.requests.cpu",
             "cluster.yaml: document 2: Node: metadata.name: required",
             "cluster.yaml: document 3: Pod default/b: "
-            "spec.containers[0].resources.requests.memory: '-1' must be greater than or equal to 0",
+            'spec.containers[0].resources.requests[memory]: Invalid value: "-1": must be greater '
+            "than or equal to 0",
         ],
     ),
 ]

@@ -398,3 +398,28 @@ def test_recording_from_many_threads_loses_nothing():
         )
         == 16000
     )
+
+
+def test_a_run_records_the_binding_points_and_the_binding_duration() -> None:
+    """Reserve, Permit, PreBind, Bind and PostBind are timed as kube-scheduler times them, and
+    every Bind goes to scheduler_binding_duration_seconds: the metrics the README names."""
+    from kubesched.backends.memory import InMemoryBackend
+    from kubesched.scheduler import Scheduler
+    from kubesched.testing.builders import make_node, make_pod
+    from kubesched.testing.harness import make_config
+
+    config, registry = make_config({})
+    metrics = SchedulerMetrics()
+    backend = InMemoryBackend([make_node("n1").obj()], [make_pod("p").obj()])
+    scheduler = Scheduler(config, backend, registry, inline_binding=True, metrics=metrics)
+    scheduler.start()
+    assert scheduler.schedule_one(timeout=0)
+    scheduler.stop()
+    text = metrics.render().decode()
+    for point in ("Reserve", "Permit", "PreBind", "Bind", "PostBind"):
+        sample = (
+            "scheduler_framework_extension_point_duration_seconds_count{"
+            f'extension_point="{point}",status="Success",profile="custom-scheduler"}} 1'
+        )
+        assert sample in text, point
+    assert 'scheduler_binding_duration_seconds_count{result="success"} 1' in text

@@ -5,6 +5,8 @@ what it was sent."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 from kubesched import InMemoryBackend, Pod
 from kubesched.kube.backend import KubernetesBackend
 from kubesched.kube.recorder import EventRecorder
+from kubesched.kube.transport import ApiError
 from kubesched.testing.builders import make_pod
 
 VICTIM = make_pod("victim", "team-a").uid("uid-victim").node("n1").obj()
@@ -136,3 +139,121 @@ def test_the_in_memory_backend_records_related(related: Pod | None, want: str) -
     )
     (event,) = backend.events
     assert (event.pod, event.reason, event.related) == ("team-a/victim", "Preempted", want)
+
+
+class SlowTransport(FakeTransport):
+    """Takes ``delay`` seconds per request, as a loaded apiserver does; thread-safe."""
+
+    def __init__(self, delay: float = 0.0, missing: bool = False) -> None:
+        super().__init__()
+        self.delay = delay
+        self.missing = missing  # PATCHes answer 404, as for an event the server let expire
+        self._lock = threading.Lock()
+
+    def request(self, method: str, path: str, *args: Any, body: Any = None, **kwargs: Any) -> Any:
+        time.sleep(self.delay)
+        with self._lock:
+            self.requests.append((method, path, body))
+        if method == "PATCH" and self.missing:
+            raise ApiError(404, "NotFound", "events.events.k8s.io not found")
+        return None
+
+
+def pods(n: int, namespace: str = "burst") -> list[Pod]:
+    return [make_pod(f"p{i}", namespace).uid(f"uid-{i}").obj() for i in range(n)]
+
+
+def test_every_pod_of_a_burst_gets_its_scheduled_event() -> None:
+    transport = SlowTransport(delay=0.002)  # 1,000 writes one at a time would take 2 s
+    recorder = EventRecorder(transport)  # type: ignore[arg-type]
+    try:
+        for pod in pods(1000):
+            recorder.record(pod, "Normal", "Scheduled", "Binding", f"assigned {pod.name}", "s")
+        recorder.flush(timeout=10)
+        regarding = {body["regarding"]["uid"] for body in posted(transport)}
+        assert len(regarding) == 1000
+        assert recorder.dropped == 0
+    finally:
+        recorder.stop()
+
+
+def test_repeats_fold_into_a_series_whatever_their_note() -> None:
+    transport = SlowTransport()
+    recorder = EventRecorder(transport, series_finish_seconds=0.2)  # type: ignore[arg-type]
+    try:
+        for nodes in (1, 2, 3, 4):
+            recorder.record(
+                VICTIM, "Warning", "FailedScheduling", "Scheduling", f"0/{nodes} nodes", "s"
+            )
+        recorder.flush()
+        assert len(posted(transport)) == 1, "one event, however the message changed"
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and recorder._series:  # ended series are forgotten
+            time.sleep(0.02)
+        recorder.flush()
+        counts = [body["series"]["count"] for m, _, body in transport.requests if m == "PATCH"]
+        assert counts and counts[0] >= 2, "the second occurrence is written at once"
+        assert counts[-1] == 4, "the final count is written when the series ends"
+        assert len(counts) <= 2
+    finally:
+        recorder.stop()
+
+
+def test_a_series_whose_event_expired_is_written_anew() -> None:
+    transport = SlowTransport(missing=True)
+    recorder = EventRecorder(transport)  # type: ignore[arg-type]
+    try:
+        for _ in range(2):
+            recorder.record(VICTIM, "Warning", "FailedScheduling", "Scheduling", "note", "s")
+        recorder.flush()
+        bodies = posted(transport)
+        assert len(bodies) == 2
+        assert bodies[1]["series"]["count"] == 2
+        assert bodies[1]["metadata"]["name"] == bodies[0]["metadata"]["name"]
+    finally:
+        recorder.stop()
+
+
+def test_the_spam_filter_is_per_object() -> None:
+    transport = SlowTransport()
+    recorder = EventRecorder(transport)  # type: ignore[arg-type]
+    noisy, quiet = pods(2, "spam")
+    try:
+        for i in range(40):  # forty different reasons: none folds into another
+            recorder.record(noisy, "Warning", f"Reason{i}", "Scheduling", "note", "s")
+        recorder.record(quiet, "Normal", "Scheduled", "Binding", "assigned", "s")
+        recorder.flush()
+        by_object: dict[str, int] = {}
+        for body in posted(transport):
+            uid = body["regarding"]["uid"]
+            by_object[uid] = by_object.get(uid, 0) + 1
+        assert by_object == {noisy.uid: 25, quiet.uid: 1}
+        assert recorder.dropped == 15
+    finally:
+        recorder.stop()
+
+
+def test_a_full_queue_drops_counts_and_logs(caplog: pytest.LogCaptureFixture) -> None:
+    transport = SlowTransport(delay=0.05)
+    recorder = EventRecorder(transport, writers=1, max_queue=5)  # type: ignore[arg-type]
+    try:
+        with caplog.at_level("WARNING", logger="kubesched.kube.recorder"):
+            for pod in pods(50, "full"):
+                recorder.record(pod, "Normal", "Scheduled", "Binding", "assigned", "s")
+        assert recorder.dropped >= 40
+        assert any("event dropped (the event queue is full)" in r.message for r in caplog.records)
+    finally:
+        recorder.stop(timeout=0.1)
+
+
+@pytest.mark.parametrize(("qps", "written"), [(0.0, 60), (1.0, 10)], ids=["off", "capped"])
+def test_the_overall_cap_is_off_unless_asked_for(qps: float, written: int) -> None:
+    transport = SlowTransport()
+    recorder = EventRecorder(transport, qps=qps, burst=10)  # type: ignore[arg-type]
+    try:
+        for pod in pods(60, "cap"):
+            recorder.record(pod, "Normal", "Scheduled", "Binding", "assigned", "s")
+        recorder.flush()
+        assert len(posted(transport)) == written
+    finally:
+        recorder.stop()

@@ -23,8 +23,8 @@ from kubesched.registry import Registry
 
 SEED_LABEL = {"scheduler.custom/enabled": "true"}
 
-#: (apiGroup, resource) -> verbs of kube-scheduler's bootstrap ClusterRole `system:kube-scheduler`
-#: (DESIGN.md §5): what a scheduler may ever be granted.
+#: (apiGroup, resource) -> verbs of kube-scheduler's bootstrap ClusterRoles `system:kube-scheduler`
+#: and `system:volume-scheduler` (DESIGN.md §5): what a scheduler may ever be granted.
 UPPER_BOUND = {
     ("", "events"): {"create", "patch", "update"},
     ("events.k8s.io", "events"): {"create", "patch", "update"},
@@ -40,11 +40,22 @@ UPPER_BOUND = {
     ("apps", "replicasets"): {"get", "list", "watch"},
     ("apps", "statefulsets"): {"get", "list", "watch"},
     ("policy", "poddisruptionbudgets"): {"get", "list", "watch"},
-    ("", "persistentvolumeclaims"): {"get", "list", "watch"},
-    ("", "persistentvolumes"): {"get", "list", "watch"},
+    # With the GenericWorkload gate on.
+    ("scheduling.k8s.io", "podgroups"): {"get", "list", "watch"},
+    ("", "persistentvolumeclaims"): {"get", "list", "watch", "patch", "update"},
+    ("", "persistentvolumes"): {"get", "list", "watch", "patch", "update"},
     ("storage.k8s.io", "csinodes"): {"get", "list", "watch"},
     ("storage.k8s.io", "csidrivers"): {"get", "list", "watch"},
     ("storage.k8s.io", "csistoragecapacities"): {"get", "list", "watch"},
+    ("storage.k8s.io", "volumeattachments"): {"get", "list", "watch"},
+    # With `system:volume-scheduler`, which kube binds to the same user.
+    ("storage.k8s.io", "storageclasses"): {"get", "list", "watch"},
+    # system:kube-scheduler's DRA rules (DynamicResourceAllocation is always on in v1.37).
+    ("resource.k8s.io", "deviceclasses"): {"get", "list", "watch"},
+    ("resource.k8s.io", "resourceslices"): {"get", "list", "watch"},
+    ("resource.k8s.io", "resourceclaims"): {"get", "list", "watch", "update", "patch"},
+    ("resource.k8s.io", "resourceclaims/status"): {"get", "list", "watch", "update", "patch"},
+    ("resource.k8s.io", "resourceclaims/binding"): {"update", "patch"},
 }
 
 

@@ -184,8 +184,8 @@ ROWS: dict[str, Row] = {
     ),
     "negative-request-is-one-clear-error": Row(
         [node("n"), pod("p", containers=containers(1, resources=requests(memory="-1Gi")))],
-        error="Pod default/p: spec.containers[0].resources.requests.memory: '-1Gi' must be "
-        "greater than or equal to 0",
+        error="Pod default/p: spec.containers[0].resources.requests[memory]: "
+        'Invalid value: "-1Gi": must be greater than or equal to 0',
     ),
     "exponent-out-of-range-is-one-clear-error": Row(
         [node("n", allocatable={"cpu": "1e4294967297"}), pod("p")],

@@ -218,7 +218,11 @@ def test_plugin_is_never_imported_when_no_profile_names_it(venv_with_plugin):
         marker=marker,
     )
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["summary"] == {"scheduled": 2, "unschedulable": 0}
+    assert json.loads(result.stdout)["summary"] == {
+        "scheduled": 2,
+        "unschedulable": 0,
+        "leftAlone": {},
+    }
     assert not marker.exists()
 
 

@@ -313,3 +313,32 @@ def test_apiserver_restart_mid_run_loses_and_duplicates_no_pod(tmp_path, binarie
         finally:
             proc.terminate()
             admin.close()
+
+
+def test_every_pod_of_a_burst_has_its_scheduled_event(core_v1, namespace, nodes, kubesched):
+    """``kubectl describe pod`` right after a burst shows ``Scheduled`` for every pod, as with
+    kube-scheduler: events keep pace with binding (no overall cap; only repeats fold)."""
+    nodes("burst-1", labels={LABEL: "true"}, cpu="64", pods="350")
+    proc = kubesched()
+    proc.wait_ready()
+    names = [f"burst-{i}" for i in range(300)]
+    for name in names:
+        core_v1.create_namespaced_pod(namespace, pod_manifest(name))
+    events = client.EventsV1Api(core_v1.api_client)
+
+    def all_bound() -> bool:
+        pods = core_v1.list_namespaced_pod(namespace).items
+        return sum(1 for p in pods if p.spec.node_name) == len(names)
+
+    wait_for(all_bound, 90, interval=0.5, what="300 pods bound")
+
+    def scheduled() -> set[str] | None:
+        seen = {
+            e.regarding.name
+            for e in events.list_namespaced_event(namespace, limit=1000).items
+            if e.reason == "Scheduled"
+        }
+        return seen if seen >= set(names) else None
+
+    # A cap of 10 events a second (after a burst of 50) would need 25 s more.
+    wait_for(scheduled, 8, interval=0.5, what="a Scheduled event for each of 300 pods")

@@ -10,7 +10,13 @@ import re
 import time
 
 from faultproxy import BINDING, Fault
-from reliability_support import PODS, check_exactly_once, successful_binds, wait_for
+from reliability_support import (
+    PODS,
+    check_exactly_once,
+    pod_condition,
+    successful_binds,
+    wait_for,
+)
 
 BIND = BINDING.pattern
 
@@ -171,8 +177,24 @@ def test_bind_answer_lost_after_the_apiserver_bound(scenario, proxy, figure):
     assert proc.proc.poll() is None
     figure.scenario = "bind answer lost"
     figure.injected = "first Bind of 10% pods forwarded, the answer dropped"
-    figure.checked = "no second accepted bind; every pod bound exactly once"
+    figure.checked = (
+        "one Binding request per pod (the outcome read back, never resent); every pod "
+        "PodScheduled=True, no FailedScheduling after its bind; bound exactly once"
+    )
     check_exactly_once(scenario, proxy, names, figure, fault_ended=began)
+    requests = proxy.bindings(scenario.namespace)
+    resent = {pod: len(records) for pod, records in requests.items() if len(records) != 1}
+    assert not resent, f"Binding requests per pod, where not one: {resent}"
+    not_scheduled = {
+        name: condition
+        for name in names
+        if (condition := pod_condition(scenario.core, scenario.namespace, name)) is None
+        or condition["status"] != "True"
+    }
+    assert not not_scheduled, f"PodScheduled is not True: {not_scheduled}"
+    events = scenario.core.list_namespaced_event(scenario.namespace).items
+    failed = sorted({e.involved_object.name for e in events if e.reason == "FailedScheduling"})
+    assert not failed, f"FailedScheduling events for pods that were bound: {failed}"
 
 
 def test_bind_with_no_answer_times_out_and_is_retried(scenario, proxy, figure):

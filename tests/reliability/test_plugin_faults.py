@@ -140,7 +140,7 @@ CASES = {
     "hangs-bind": (HangingBind, "bind", 'running Bind plugin "Faulty": did not return within'),
     "wrong-type": (WrongTypeFilter, "filter", 'Filter plugin "Faulty" returned str'),
     "score-out-of-range": (OutOfRangeScore, "score", 'plugin "Faulty" returns an invalid score'),
-    "score-wrong-type": (WrongTypeScore, "score", 'running Score plugin "Faulty": ValueError'),
+    "score-wrong-type": (WrongTypeScore, "score", 'Score plugin "Faulty" returned str'),
 }
 HANG_LIMIT = 1.0
 

@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..objects import Node, Pod
 
-__all__ = ["BindError", "ClusterBackend", "EventHandler"]
+__all__ = ["BindError", "ClusterBackend", "EventHandler", "ObjectWriteError"]
 
 
 class BindError(Exception):
@@ -25,6 +25,27 @@ class BindError(Exception):
         self.retryable = retryable
 
 
+class ObjectWriteError(Exception):
+    """A write of a consulted object (``create_object``, ``update_object``, ``patch_object``)
+    the cluster refused. ``status`` is the HTTP status the apiserver would answer: 404 (gone),
+    409 (a ``resourceVersion`` conflict, or already exists), 0 (not sent: not the leader)."""
+
+    def __init__(self, kind: str, key: str, status: int, message: str) -> None:
+        super().__init__(f"{kind} {key}: {message}")
+        self.kind = kind
+        self.key = key
+        self.status = status
+        self.message = message
+
+    @property
+    def conflict(self) -> bool:
+        return self.status == 409
+
+    @property
+    def not_found(self) -> bool:
+        return self.status == 404
+
+
 class EventHandler(Protocol):
     """What the scheduler does with cluster changes (kube-scheduler's event handlers)."""
 
@@ -34,6 +55,13 @@ class EventHandler(Protocol):
     def on_pod_add(self, pod: Pod) -> None: ...
     def on_pod_update(self, old: Pod, new: Pod) -> None: ...
     def on_pod_delete(self, pod: Pod) -> None: ...
+    # Consulted kinds (``Handle.lister``): raw objects, with their kind. A backend delivers them
+    # only to handlers that have these methods.
+    def on_object_add(self, kind: str, obj: Mapping[str, Any]) -> None: ...
+    def on_object_update(
+        self, kind: str, old: Mapping[str, Any], new: Mapping[str, Any]
+    ) -> None: ...
+    def on_object_delete(self, kind: str, obj: Mapping[str, Any]) -> None: ...
 
 
 @runtime_checkable
@@ -51,6 +79,11 @@ class ClusterBackend(Protocol):
 
     def bind(self, pod: Pod, node_name: str) -> None:
         """Assign ``pod`` to ``node_name``; raises :class:`BindError` when refused."""
+
+    def bound_by_extender(self, pod: Pod, node_name: str) -> None:
+        """An extender bound ``pod`` (it writes the binding itself, as kube-scheduler leaves it
+        to): a backend watching a real cluster learns of it from its watch, so does nothing
+        here; one that holds the cluster itself records the binding."""
 
     def report_failure(
         self, pod: Pod, reason: str, message: str, nominated_node_name: str | None
@@ -99,3 +132,33 @@ class ClusterBackend(Protocol):
     def get_pod(self, uid: str) -> Pod | None:
         """The pod with ``uid`` as this backend last saw it (the pod informer's store), or
         ``None`` once it is deleted. Already updated when the handler hears of the change."""
+
+    # -- consulted objects (``Handle.lister``'s kinds) ----------------------------------------
+    # A plugin's writes beyond pods (VolumeBinding's PV claimRef and PVC annotation, a status
+    # write): kube's Create / Update / Patch. The in-memory backend applies them at once and
+    # delivers the change to the handler, so the next pod's listers see them; the Kubernetes
+    # backend sends them behind the leader-election write guard.
+
+    def create_object(self, kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Create ``obj`` (of ``kind``); returns it as stored (with its ``resourceVersion``).
+        Raises :class:`ObjectWriteError` (409 when it exists)."""
+
+    def update_object(
+        self, kind: str, obj: Mapping[str, Any], *, subresource: str = ""
+    ) -> dict[str, Any]:
+        """Replace the stored object named by ``obj``'s metadata (kube's ``Update``; with
+        ``subresource="status"``, ``UpdateStatus``). A ``resourceVersion`` in ``obj`` must be the
+        stored one (409 otherwise). Returns the object as stored; raises
+        :class:`ObjectWriteError`."""
+
+    def patch_object(
+        self,
+        kind: str,
+        namespace: str,
+        name: str,
+        patch: Mapping[str, Any],
+        *,
+        subresource: str = "",
+    ) -> dict[str, Any]:
+        """Apply a JSON merge patch (RFC 7386: ``None`` removes a key) to the object; returns it
+        as stored; raises :class:`ObjectWriteError`."""

@@ -15,9 +15,39 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..objects import Node, Pod
-from .base import BindError, EventHandler
+from .base import BindError, EventHandler, ObjectWriteError
 
-__all__ = ["InMemoryBackend", "RecordedEvent"]
+__all__ = ["InMemoryBackend", "RecordedEvent", "merge_patch"]
+
+#: Kinds whose ``status`` is a subresource: an update of the object keeps the stored status and
+#: a status update changes nothing else, as kube-apiserver does.
+STATUS_SUBRESOURCE_KINDS = frozenset(
+    {"PersistentVolume", "PersistentVolumeClaim", "VolumeAttachment", "ResourceClaim"}
+)
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """``target`` with the JSON merge ``patch`` applied (RFC 7386); neither is changed."""
+    if not isinstance(patch, Mapping):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, Mapping) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _object_key(obj: Mapping[str, Any]) -> str:
+    meta = _meta(obj)
+    namespace, name = meta.get("namespace") or "", meta.get("name") or ""
+    return f"{namespace}/{name}" if namespace else str(name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +86,9 @@ class InMemoryBackend:
         #: pod key -> (reason, message) of its last failed attempt.
         self.conditions: dict[str, tuple[str, str]] = {}
         self.nominations: dict[str, str] = {}
+        #: Writes of consulted objects so far (``create_object``, ``update_object``, …).
+        self.object_writes = 0
+        self._resource_version = 0
         self._handler: EventHandler | None = None
         self._lock = threading.RLock()
 
@@ -91,6 +124,10 @@ class InMemoryBackend:
             if self._handler is not None:
                 self._handler.on_pod_update(current, bound)
 
+    def bound_by_extender(self, pod: Pod, node_name: str) -> None:
+        # The simulated cluster has no API the extender could write to: record its binding.
+        self.bind(pod, node_name)
+
     def report_failure(
         self, pod: Pod, reason: str, message: str, nominated_node_name: str | None
     ) -> None:
@@ -114,6 +151,124 @@ class InMemoryBackend:
     def lister(self, kind: str) -> Callable[[], list[Mapping[str, Any]]]:
         """Objects of ``kind`` held by this cluster (see ``Handle.lister``)."""
         return lambda: list(self.objects.get(kind, ()))
+
+    # -- consulted objects: writes take effect at once ------------------------------------------
+    def _find(self, kind: str, key: str) -> int:
+        for index, obj in enumerate(self.objects.get(kind, ())):
+            if _object_key(obj) == key:
+                return index
+        return -1
+
+    def _stamp(self, obj: dict[str, Any]) -> dict[str, Any]:
+        self._resource_version += 1
+        obj["metadata"] = {**_meta(obj), "resourceVersion": f"m{self._resource_version}"}
+        self.object_writes += 1
+        return obj
+
+    def _deliver(self, kind: str, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> None:
+        if self._handler is None:
+            return
+        if old is None:
+            on_add = getattr(self._handler, "on_object_add", None)
+            if on_add is not None:
+                on_add(kind, new)
+        else:
+            on_update = getattr(self._handler, "on_object_update", None)
+            if on_update is not None:
+                on_update(kind, old, new)
+
+    def create_object(self, kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            key = _object_key(obj)
+            if self._find(kind, key) >= 0:
+                raise ObjectWriteError(kind, key, 409, "already exists")
+            stored = self._stamp(copy.deepcopy(dict(obj)))
+            self.objects.setdefault(kind, []).append(stored)
+            self._deliver(kind, None, stored)
+            return copy.deepcopy(stored)
+
+    def _replace(
+        self, kind: str, key: str, change: Callable[[Mapping[str, Any]], dict[str, Any]], rv: Any
+    ) -> dict[str, Any]:
+        index = self._find(kind, key)
+        if index < 0:
+            raise ObjectWriteError(kind, key, 404, "not found")
+        items = self.objects[kind]
+        old = items[index]
+        current = _meta(old).get("resourceVersion")
+        if rv and current and rv != current:
+            raise ObjectWriteError(
+                kind,
+                key,
+                409,
+                "the object has been modified; please apply your changes to the latest "
+                "version and try again",
+            )
+        stored = self._stamp(change(old))
+        items[index] = stored
+        self._deliver(kind, old, stored)
+        return copy.deepcopy(stored)
+
+    @staticmethod
+    def _scoped(kind: str, old: Mapping[str, Any], new: dict[str, Any], subresource: str) -> dict:
+        """``new`` as the apiserver stores it: a status write changes only the status, and an
+        object write keeps the stored status of a kind whose status is a subresource."""
+        if subresource == "status":
+            merged = copy.deepcopy(dict(old))
+            merged["status"] = new.get("status")
+            return merged
+        if subresource:
+            raise ValueError(f"unknown subresource {subresource!r}")
+        if kind in STATUS_SUBRESOURCE_KINDS:
+            new = dict(new)
+            if "status" in old:
+                new["status"] = copy.deepcopy(old["status"])
+            else:
+                new.pop("status", None)
+        return new
+
+    def update_object(
+        self, kind: str, obj: Mapping[str, Any], *, subresource: str = ""
+    ) -> dict[str, Any]:
+        with self._lock:
+            new = copy.deepcopy(dict(obj))
+            return self._replace(
+                kind,
+                _object_key(obj),
+                lambda old: self._scoped(kind, old, new, subresource),
+                _meta(obj).get("resourceVersion"),
+            )
+
+    def patch_object(
+        self,
+        kind: str,
+        namespace: str,
+        name: str,
+        patch: Mapping[str, Any],
+        *,
+        subresource: str = "",
+    ) -> dict[str, Any]:
+        with self._lock:
+            key = f"{namespace}/{name}" if namespace else name
+            return self._replace(
+                kind,
+                key,
+                lambda old: self._scoped(kind, old, merge_patch(old, patch), subresource),
+                (patch.get("metadata") or {}).get("resourceVersion"),
+            )
+
+    def delete_object(self, kind: str, namespace: str, name: str) -> bool:
+        """Remove an object (tests, simulate); its deletion is delivered. False when absent."""
+        with self._lock:
+            index = self._find(kind, f"{namespace}/{name}" if namespace else name)
+            if index < 0:
+                return False
+            gone = self.objects[kind].pop(index)
+            self.object_writes += 1
+            on_delete = getattr(self._handler, "on_object_delete", None)
+            if on_delete is not None:
+                on_delete(kind, gone)
+            return True
 
     def delete_pod(self, pod: Pod) -> bool:
         with self._lock:

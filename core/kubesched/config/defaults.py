@@ -2,16 +2,17 @@
 
 Source: ``pkg/scheduler/apis/config/<version>/default_plugins.go`` in kubernetes/kubernetes.
 The volume-limit plugins of older releases (``EBSLimits``, ``GCEPDLimits``, ``AzureDiskLimits``)
-are left out: kube-scheduler removed them and rejects them in v1 files. ``DynamicResources``, which
-kube-scheduler inserts before ``DefaultPreemption`` when its DynamicResourceAllocation feature gate
-is on, is left out too: this project has no feature gates, and a profile can enable it explicitly.
+are left out: kube-scheduler removed them and rejects them in v1 files. v1.37 adds
+``DynamicResources`` before ``DefaultPreemption`` and ``NodeDeclaredFeatures`` at the end through
+feature gates that are on (DRA: always) in v1.37; they are listed here as kube-scheduler ends up
+with them.
 """
 
 from __future__ import annotations
 
 from .types import API_GROUP, PluginRef
 
-__all__ = ["DEFAULT_PLUGINS", "MULTI_POINT", "default_plugin_sets"]
+__all__ = ["DEFAULT_DISTRIBUTIONS", "DEFAULT_PLUGINS", "MULTI_POINT", "default_plugin_sets"]
 
 #: The ``plugins`` field that enables a plugin at every extension point it implements.
 MULTI_POINT = "multiPoint"
@@ -32,11 +33,32 @@ DEFAULT_PLUGINS: list[PluginRef] = [
     PluginRef("VolumeZone"),
     PluginRef("PodTopologySpread", 2),
     PluginRef("InterPodAffinity", 2),
+    PluginRef("DynamicResources", 2),
     PluginRef("DefaultPreemption"),
     PluginRef("NodeResourcesBalancedAllocation", 1),
     PluginRef("ImageLocality", 1),
     PluginRef("DefaultBinder"),
+    PluginRef("NodeDeclaredFeatures"),
 ]
+
+#: The distribution of this project that provides each default plugin it ships (the
+#: ``[project] name`` of ``plugins/<name>/pyproject.toml``): what to install when one is missing.
+DEFAULT_DISTRIBUTIONS: dict[str, str] = {
+    "SchedulingGates": "kubesched-scheduling-gates",
+    "PrioritySort": "kubesched-priority-sort",
+    "NodeName": "kubesched-node-name",
+    "NodeUnschedulable": "kubesched-node-unschedulable",
+    "TaintToleration": "kubesched-taint-toleration",
+    "NodeAffinity": "kubesched-node-affinity",
+    "NodePorts": "kubesched-node-ports",
+    "NodeResourcesFit": "kubesched-node-resources-fit",
+    "PodTopologySpread": "kubesched-pod-topology-spread",
+    "InterPodAffinity": "kubesched-inter-pod-affinity",
+    "DefaultPreemption": "kubesched-default-preemption",
+    "NodeResourcesBalancedAllocation": "kubesched-node-resources-balanced-allocation",
+    "ImageLocality": "kubesched-image-locality",
+    "DefaultBinder": "kubesched-default-binder",
+}
 
 # v1beta2 had no multiPoint: its defaults are listed per extension point, and its score weights
 # differ from v1's (TaintToleration, NodeAffinity and InterPodAffinity weigh 1, not 3/2/2).

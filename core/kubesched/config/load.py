@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import yaml
@@ -36,16 +36,25 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+#: Called with a configuration that has errors, to add the errors its caller would find next
+#: (its plugins' args), so that one run reports every mistake of a file.
+ErrorCheck = Callable[[SchedulerConfiguration], list[FieldError]]
+
+
 def load_config(
-    source: str | os.PathLike[str] | None, registry: Registry
+    source: str | os.PathLike[str] | None,
+    registry: Registry,
+    *,
+    also_check: ErrorCheck | None = None,
 ) -> SchedulerConfiguration:
     """The configuration in the YAML file ``source``, or the defaults when ``source`` is ``None``.
 
     Raises :class:`~kubesched.ConfigError` naming the file for a file that cannot be read, invalid
-    YAML (with its line and column), and every problem in the configuration itself.
+    YAML (with its line and column), and every problem in the configuration itself (with
+    ``also_check``'s errors when there are some).
     """
     if source is None:
-        return default_config(registry)
+        return default_config(registry, also_check=also_check)
     name = os.fspath(source)
     try:
         with open(name, encoding="utf-8") as stream:
@@ -83,13 +92,16 @@ def load_config(
             [FieldError("", f"the file is empty; expected a {KIND} (apiVersion: {API_VERSION})")],
             name,
         )
-    return parse_config(data, registry, source=name)
+    return parse_config(data, registry, source=name, also_check=also_check)
 
 
-def parse_config(data: Any, registry: Registry, source: str = "") -> SchedulerConfiguration:
+def parse_config(
+    data: Any, registry: Registry, source: str = "", *, also_check: ErrorCheck | None = None
+) -> SchedulerConfiguration:
     """The configuration in an already-loaded mapping (``source`` names it in errors).
 
-    Raises :class:`~kubesched.ConfigError` listing every problem found, each at its field path.
+    Raises :class:`~kubesched.ConfigError` listing every problem found, each at its field path;
+    when there is one, ``also_check``'s errors are listed too.
     """
     if not isinstance(data, Mapping):
         raise ConfigError(
@@ -120,11 +132,15 @@ def parse_config(data: Any, registry: Registry, source: str = "") -> SchedulerCo
     errors.extend(decode_errors)
     config = build_configuration(decoded, registry, errors, warnings)
     if errors:
-        raise ConfigError(errors, source)
+        if also_check is not None:
+            errors.extend(also_check(config))
+        raise ConfigError(errors, source, warnings=warnings)
     return config
 
 
-def default_config(registry: Registry) -> SchedulerConfiguration:
+def default_config(
+    registry: Registry, *, also_check: ErrorCheck | None = None
+) -> SchedulerConfiguration:
     """The configuration when there is no file: one profile named ``DEFAULT_SCHEDULER_NAME`` with
     kube-scheduler's default plugins that are installed.
 
@@ -132,5 +148,8 @@ def default_config(registry: Registry) -> SchedulerConfiguration:
     the installed ones leave the profile without a queueSort or bind plugin.
     """
     return parse_config(
-        {"apiVersion": API_VERSION, "kind": KIND}, registry, source="built-in defaults"
+        {"apiVersion": API_VERSION, "kind": KIND},
+        registry,
+        source="built-in defaults",
+        also_check=also_check,
     )

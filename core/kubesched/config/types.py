@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..hookspecs import EXTENSION_POINTS
+from .extenders import Extender
 
 __all__ = [
     "API_GROUP",
@@ -116,6 +117,8 @@ class SchedulerConfiguration:
     #: ``healthzBindAddress``/``metricsBindAddress``). Only the fields present appear.
     extra: dict[str, Any] = field(default_factory=dict)
     api_version: str = API_VERSION
+    #: ``extenders[]``, typed, in the order kube-scheduler calls them (ignorable ones last).
+    extenders: list[Extender] = field(default_factory=list)
     #: What the user should know that does not stop the scheduler (deprecations, skipped
     #: default plugins, unused pluginConfig).
     warnings: list[str] = field(default_factory=list)

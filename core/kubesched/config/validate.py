@@ -8,13 +8,15 @@ point they do not implement. A plugin is imported only when the merged profile u
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import difflib
+from collections.abc import Callable, Iterable, Sequence
 
 from ..errors import FieldError, PluginLoadError
 from ..hookspecs import EXTENSION_POINTS
 from ..registry import Registry
 from .decode import DecodedConfig, PluginEntry, ProfileSpec
-from .defaults import MULTI_POINT, default_plugin_sets
+from .defaults import DEFAULT_DISTRIBUTIONS, MULTI_POINT, default_plugin_sets
+from .extenders import apply_ignored_resources, decode_extenders
 from .merge import expand_multi_point, merge_plugins
 from .types import DEFAULT_SCHEDULER_NAME, PluginRef, Profile, SchedulerConfiguration
 
@@ -23,6 +25,15 @@ __all__ = ["build_configuration"]
 #: client-go's ``leaderelection.JitterFactor``: ``NewLeaderElector`` refuses a renewDeadline not
 #: above ``retryPeriod × JitterFactor`` (kubesched.leaderelection jitters its tries by it too).
 LEADER_ELECTION_JITTER_FACTOR = 1.2
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean "X"?)`` for the closest of ``known`` to a misspelt ``name``, else ``""``."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+    if not close:  # a case slip ("nodename") is a near miss too
+        by_case = {k.lower(): k for k in known}
+        close = [by_case[name.lower()]] if name.lower() in by_case else []
+    return f' (did you mean "{close[0]}"?)' if close else ""
 
 
 class _Resolver:
@@ -46,6 +57,16 @@ class _Resolver:
 
     def installed(self) -> str:
         return ", ".join(self.registry.names()) or "(none)"
+
+    def names(self) -> list[str]:
+        return self.registry.names()
+
+    def install_hint(self, plugin: str) -> str:
+        """`` (install <distribution>)`` when ``plugin`` is a default one that is not installed."""
+        distribution = DEFAULT_DISTRIBUTIONS.get(plugin)
+        if distribution is None or plugin in self.registry:
+            return ""
+        return f"; the default, {plugin}, is not installed: install {distribution}"
 
 
 class _ProfileBuilder:
@@ -89,8 +110,52 @@ class _ProfileBuilder:
             index=spec.index,
         )
         self.check_points(profile, spec)
+        self.check_partly_enabled(profile, spec)
+        self.check_weights(spec)
         self.plugin_config(profile, spec)
         return profile
+
+    def check_weights(self, spec: ProfileSpec) -> None:
+        """Warn of a weight where none is used: only score (and multiPoint, for score) weigh."""
+        for key, plugin_set in spec.plugins.items():
+            if key in ("score", MULTI_POINT):
+                continue
+            for entry in plugin_set.enabled:
+                if entry.weight != 1:
+                    self.warnings.append(
+                        f"{entry.path}.weight: only score and multiPoint weights are used; "
+                        f"the weight at {key} is ignored (kube-scheduler ignores it too)"
+                    )
+
+    def check_partly_enabled(self, profile: Profile, spec: ProfileSpec) -> None:
+        """Warn of a plugin the user enabled at some points but not at others it implements
+        (a Permit+Reserve plugin under ``permit`` only never reserves, nor unreserves on a
+        timeout). Points where the user disabled it by name are meant, and not reported."""
+        written: dict[str, str] = {}
+        disabled: set[tuple[str, str]] = set()
+        for key, plugin_set in spec.plugins.items():
+            disabled.update((key, name) for name in plugin_set.disabled)
+            if key != MULTI_POINT:
+                for entry in plugin_set.enabled:
+                    written.setdefault(entry.name, entry.path)
+        for name, path in written.items():
+            if (MULTI_POINT, name) in disabled:
+                continue
+            enabled = {
+                key for key, refs in profile.plugins.items() if any(r.name == name for r in refs)
+            }
+            missing = [
+                point
+                for point in self.resolver.implemented(name)
+                if point not in enabled and (point, name) not in disabled
+            ]
+            if enabled and missing:
+                points = ", ".join(missing)
+                self.warnings.append(
+                    f'{path}: plugin "{name}" also implements {points}, where it is not enabled; '
+                    f"enable it under {spec.path}.plugins.{MULTI_POINT} to run it at every point "
+                    f"it implements, or disable it at {points} if that is meant"
+                )
 
     def plugins(self, spec: ProfileSpec) -> dict[str, list[PluginRef]]:
         merged = merge_plugins(self.defaults, spec.plugins)
@@ -110,10 +175,11 @@ class _ProfileBuilder:
     ) -> bool:
         """Whether an entry can run at ``key``; reports why not when the user wrote it."""
         if entry.name not in self.resolver.registry:
+            hint = did_you_mean(entry.name, self.resolver.names())
             self.errors.append(
                 FieldError(
                     entry.path,
-                    f'unknown plugin "{entry.name}"; installed: {self.resolver.installed()}',
+                    f'unknown plugin "{entry.name}"{hint}; installed: {self.resolver.installed()}',
                 )
             )
             return False
@@ -149,22 +215,27 @@ class _ProfileBuilder:
         queue_sort = [ref.name for ref in profile.plugins["queueSort"]]
         if len(queue_sort) != 1:
             got = f"{len(queue_sort)}: {', '.join(queue_sort)}" if queue_sort else "none"
+            hint = "" if queue_sort else self.resolver.install_hint("PrioritySort")
             self.errors.append(
                 FieldError(
                     f"{spec.path}.plugins.queueSort",
-                    f"exactly one queueSort plugin must be enabled, got {got}",
+                    f"exactly one queueSort plugin must be enabled, got {got}{hint}",
                 )
             )
         if not profile.plugins["bind"]:
             self.errors.append(
                 FieldError(
                     f"{spec.path}.plugins.bind",
-                    "at least one bind plugin is needed (e.g. DefaultBinder)",
+                    "at least one bind plugin is needed (e.g. DefaultBinder)"
+                    + self.resolver.install_hint("DefaultBinder"),
                 )
             )
 
     def plugin_config(self, profile: Profile, spec: ProfileSpec) -> None:
         used = profile.plugin_names()
+        written = {
+            entry.name for plugin_set in spec.plugins.values() for entry in plugin_set.enabled
+        }
         first_path: dict[str, str] = {}
         for config in spec.plugin_config:
             if config.name in first_path:
@@ -177,9 +248,11 @@ class _ProfileBuilder:
                 continue
             first_path[config.name] = config.path.rsplit(".", 1)[-1]
             if config.name not in used:
+                if config.name in written:  # enabled, but unknown or broken: an error says so
+                    continue
                 self.warnings.append(
                     f'{config.path}: plugin "{config.name}" is not enabled in '
-                    f"this profile; its args are ignored"
+                    f"this profile; its args are ignored{did_you_mean(config.name, used)}"
                 )
                 continue
             profile.plugin_args[config.name] = config.args
@@ -280,6 +353,7 @@ def _check_top_level(config: DecodedConfig, errors: list[FieldError]) -> None:
             )
         if election.resource_lock != "leases":
             fail("leaderElection.resourceLock", f'must be "leases", got "{election.resource_lock}"')
+    _check_unhonoured(config, fail)
     if config.client_connection.burst < 0:
         fail(
             "clientConnection.burst", f"must be non-negative, got {config.client_connection.burst}"
@@ -296,6 +370,53 @@ def _check_top_level(config: DecodedConfig, errors: list[FieldError]) -> None:
         fail("extenders", f"only one extender can implement bind, found {binders}")
 
 
+#: What the API client speaks: JSON, always (no protobuf codec).
+JSON = "application/json"
+
+
+def _check_unhonoured(config: DecodedConfig, fail: Callable[[str, str], None]) -> None:
+    """Refuse the values kubesched would otherwise accept and not act on (docs/design.md, "The
+    configuration schema"): each is either honoured or an error, never silently ignored."""
+    connection = config.client_connection
+    if connection.content_type not in ("", JSON):
+        fail(
+            "clientConnection.contentType",
+            f'kubesched talks to the API server in JSON only: set "{JSON}" or leave it empty, '
+            f'got "{connection.content_type}"',
+        )
+    accepted = [t.strip() for t in connection.accept_content_types.split(",") if t.strip()]
+    if any(t != JSON for t in accepted):
+        fail(
+            "clientConnection.acceptContentTypes",
+            f'kubesched accepts JSON only from the API server: set "{JSON}" or leave it empty, '
+            f'got "{connection.accept_content_types}"',
+        )
+    for key, why in (
+        ("enableProfiling", "kubesched serves no /debug/pprof endpoints"),
+        ("enableContentionProfiling", "kubesched serves no /debug/pprof endpoints"),
+        (
+            "delayCacheUntilActive",
+            "a kubesched standby always fills its cache, to take over at once",
+        ),
+    ):
+        if config.extra.get(key) is True:
+            fail(key, f"true is not supported ({why}); set it to false or remove it")
+    for key in ("healthzBindAddress", "metricsBindAddress"):
+        address = config.extra.get(key)
+        if address and not _port_zero(address):
+            # kube-scheduler's v1beta2 rule: the fields are deprecated and must be unused.
+            fail(
+                key,
+                f'must be empty or with an explicit 0 port, got "{address}" (kubesched run '
+                "serves health and metrics at --bind-address and --port)",
+            )
+
+
+def _port_zero(address: str) -> bool:
+    _, sep, port = address.rpartition(":")
+    return bool(sep) and port == "0"
+
+
 def build_configuration(
     config: DecodedConfig, registry: Registry, errors: list[FieldError], warnings: list[str]
 ) -> SchedulerConfiguration:
@@ -306,6 +427,8 @@ def build_configuration(
     profiles = [builder.build(spec, single=len(specs) == 1) for spec in specs]
     _check_profiles(profiles, errors)
     _check_top_level(config, errors)
+    extenders = decode_extenders(config.extra.get("extenders"), errors)
+    apply_ignored_resources(profiles, extenders)
     if builder.skipped_defaults:
         order = [
             ref.name for key in (MULTI_POINT, *EXTENSION_POINTS) for ref in defaults.get(key, [])
@@ -323,4 +446,5 @@ def build_configuration(
         extra=config.extra,
         api_version=config.api_version,
         warnings=warnings,
+        extenders=extenders,
     )

@@ -7,17 +7,20 @@ Implements :class:`~kubesched.backends.ClusterBackend` over a real apiserver, so
 from __future__ import annotations
 
 import logging
+import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from ..backends.base import BindError, EventHandler
+from ..backends.base import BindError, EventHandler, ObjectWriteError
+from ..events import EventResource
 from ..objects import Node, Pod
 from .informer import Informer
 from .recorder import EventRecorder
-from .transport import NOT_SENT, ApiError, Transport
+from .transport import NOT_SENT, OUTCOME_UNKNOWN, ApiError, Transport
 
 __all__ = ["KubernetesBackend"]
 
@@ -31,7 +34,26 @@ KIND_PATHS = {
     "ReplicaSet": "/apis/apps/v1/replicasets",
     "StatefulSet": "/apis/apps/v1/statefulsets",
     "ReplicationController": "/api/v1/replicationcontrollers",
+    "PodGroup": "/apis/scheduling.k8s.io/v1beta1/podgroups",
+    "PersistentVolume": "/api/v1/persistentvolumes",
+    "PersistentVolumeClaim": "/api/v1/persistentvolumeclaims",
+    "StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
+    "CSINode": "/apis/storage.k8s.io/v1/csinodes",
+    "CSIDriver": "/apis/storage.k8s.io/v1/csidrivers",
+    "CSIStorageCapacity": "/apis/storage.k8s.io/v1/csistoragecapacities",
+    "VolumeAttachment": "/apis/storage.k8s.io/v1/volumeattachments",
+    "ResourceClaim": "/apis/resource.k8s.io/v1/resourceclaims",
+    "DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
+    "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
 }
+
+
+def object_path(kind: str, namespace: str, name: str, subresource: str = "") -> str:
+    """The URL of one object of a consulted ``kind`` (``namespace`` empty when cluster-scoped)."""
+    prefix, _, plural = KIND_PATHS[kind].rpartition("/")
+    path = f"{prefix}/namespaces/{quote(namespace)}" if namespace else prefix
+    path = f"{path}/{plural}/{quote(name)}" if name else f"{path}/{plural}"
+    return f"{path}/{subresource}" if subresource else path
 
 
 def _object_key(obj: dict[str, Any]) -> str:
@@ -51,6 +73,11 @@ def _ignore(*_args: Any) -> None:
 NON_TERMINAL_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 
 NOT_LEADER = "not the leader: binding refused"
+NOT_LEADER_WRITE = "not the leader: write refused"
+
+#: The apiserver's 409 for a Binding of a pod that already has a node (``assignPod`` in
+#: pkg/registry/core/pod/storage): 'pod p is already assigned to node "n"'.
+_ALREADY_ASSIGNED = re.compile(r'is already assigned to node "([^"]*)"')
 
 
 def _pod_path(pod: Pod, sub: str = "") -> str:
@@ -83,6 +110,7 @@ class KubernetesBackend:
         self.pods: Informer[Pod] | None = None
         #: Informers for the kinds plugins asked for, started with the others.
         self.others: dict[str, Informer[dict[str, Any]]] = {}
+        self._handler: EventHandler | None = None
 
     # -- events in -----------------------------------------------------------------------------
     def lister(self, kind: str) -> Callable[[], list[dict[str, Any]]]:
@@ -104,11 +132,27 @@ class KubernetesBackend:
                 inactivity_seconds=self.inactivity_seconds,
             )
             if self.nodes is not None:  # asked for after start: start it now
+                self._connect(kind, informer)
                 informer.start()
         return lambda: list(informer.store.values())
 
+    def _connect(self, kind: str, informer: Informer[dict[str, Any]]) -> None:
+        """Send ``kind``'s changes to the handler, when plugins can register events for it."""
+        handler = self._handler
+        if EventResource.of_kind(kind) is None or handler is None:
+            return
+        on_add = getattr(handler, "on_object_add", None)
+        on_update = getattr(handler, "on_object_update", None)
+        on_delete = getattr(handler, "on_object_delete", None)
+        if on_add is None or on_update is None or on_delete is None:
+            return
+        informer.on_add = lambda obj: on_add(kind, obj)
+        informer.on_update = lambda old, new: on_update(kind, old, new)
+        informer.on_delete = lambda obj: on_delete(kind, obj)
+
     def start(self, handler: EventHandler, sync_timeout: float | None = None) -> None:
         """Start both informers; return once both have listed (or ``sync_timeout`` passed)."""
+        self._handler = handler
         common = {
             "watch_seconds": self.watch_seconds,
             "inactivity_seconds": self.inactivity_seconds,
@@ -136,7 +180,8 @@ class KubernetesBackend:
             field_selector=NON_TERMINAL_PODS,
             **common,
         )
-        for informer in self.others.values():
+        for kind, informer in self.others.items():
+            self._connect(kind, informer)
             informer.start()
         # Nodes first, so the first pods find their nodes in the cache.
         self.nodes.start()
@@ -161,17 +206,24 @@ class KubernetesBackend:
                 waiting.append(f"{name}: {error}" if error else name)
         return "waiting for the first list of " + "; ".join(waiting) if waiting else ""
 
-    def stop(self) -> None:
+    def stop(self, wait: bool = True) -> None:
+        """Stop the informers and writers; ``wait=False`` (a deposed leader) drops the status
+        writes still queued instead of waiting for them."""
         for informer in (self.nodes, self.pods, *self.others.values()):
             if informer is not None:
                 informer.stop()
-        self._status_pool.shutdown(wait=True)
+        self._status_pool.shutdown(wait=wait, cancel_futures=not wait)
         if self.recorder is not None:
             self.recorder.stop()
 
     # -- decisions out -------------------------------------------------------------------------
     def bind(self, pod: Pod, node_name: str) -> None:
-        """POST a Binding (the apiserver sets nodeName and PodScheduled=True)."""
+        """POST a Binding (the apiserver sets nodeName and PodScheduled=True), once.
+
+        When the answer is lost (the connection broke or the deadline passed after the POST was
+        written) the apiserver may have bound the pod: the outcome is read back, from the pod
+        informer or a GET, never found out by posting again. A 409 saying the pod is already
+        on ``node_name`` is that same success."""
         if not self.can_bind():
             raise BindError(NOT_LEADER, retryable=True)
         body = {
@@ -187,11 +239,50 @@ class KubernetesBackend:
         except ApiError as exc:
             if exc.reason == NOT_SENT:
                 raise BindError(NOT_LEADER, retryable=True) from None
+            if exc.status == 409:
+                assigned = _ALREADY_ASSIGNED.search(exc.message or "")
+                if assigned and assigned.group(1) == node_name:
+                    log.info("pod %s was already bound to %s: done", pod.key, node_name)
+                    return
+            if exc.reason == OUTCOME_UNKNOWN:
+                bound_to = self._bound_to(pod)
+                if bound_to == node_name:
+                    log.info("the Binding of pod %s to %s took effect: %s", pod.key, node_name, exc)
+                    return
+                if bound_to:  # bound elsewhere meanwhile: the watch brings it to the cache
+                    raise BindError(f"pod is bound to {bound_to}", retryable=False) from None
             # Gone: retrying cannot help. Any other refusal (a 409 included) goes back to the
             # queue, as in kube-scheduler: when the pod was really bound elsewhere, the watch
             # removes it from the queue, so a conflict the apiserver did not mean as "already
             # bound" loses no pod.
             raise BindError(exc.message or str(exc), retryable=exc.status != 404) from None
+
+    def bound_by_extender(self, pod: Pod, node_name: str) -> None:
+        """The extender wrote the binding; the pod watch brings it into the cache."""
+
+    def _bound_to(self, pod: Pod, wait: float = 1.0) -> str:
+        """The node ``pod`` (this very pod: same UID) is bound to now, ``""`` if none or unknown:
+        the informer's copy (given ``wait`` seconds for the watch to bring the change), then a
+        LIST of that one pod (the scheduler may list pods; it has no ``get``)."""
+        deadline = time.monotonic() + wait
+        while True:
+            seen = self.pods.store.get(pod.uid) if self.pods is not None else None
+            if seen is not None and seen.node_name:
+                return seen.node_name
+            if self.pods is None or time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
+        query = [("fieldSelector", f"metadata.name={pod.name}")]
+        path = f"/api/v1/namespaces/{quote(pod.namespace)}/pods"
+        try:
+            answer = self.transport.request("GET", path, query)
+        except ApiError as exc:
+            log.warning("reading back pod %s after a lost Binding answer: %s", pod.key, exc)
+            return ""
+        for raw in (answer or {}).get("items") or ():
+            if (raw.get("metadata") or {}).get("uid") == pod.uid:
+                return str((raw.get("spec") or {}).get("nodeName") or "")
+        return ""
 
     def report_failure(
         self, pod: Pod, reason: str, message: str, nominated_node_name: str | None
@@ -326,3 +417,59 @@ class KubernetesBackend:
     def get_pod(self, uid: str) -> Pod | None:
         """From the pod informer's store (non-terminal pods only), updated before handlers run."""
         return self.pods.store.get(uid) if self.pods is not None else None
+
+    # -- consulted objects out (a plugin's PreBind writes) -------------------------------------
+    def _write(
+        self,
+        kind: str,
+        method: str,
+        namespace: str,
+        name: str,
+        body: Mapping[str, Any],
+        subresource: str = "",
+        content_type: str = "application/json",
+    ) -> dict[str, Any]:
+        key = f"{namespace}/{name}" if namespace else name
+        if not self.can_bind():
+            raise ObjectWriteError(kind, key, 0, NOT_LEADER_WRITE)
+        try:
+            answer = self.transport.request(
+                method,
+                object_path(kind, namespace, "" if method == "POST" else name, subresource),
+                body=dict(body),
+                content_type=content_type,
+                guard=self.can_bind,
+            )
+        except ApiError as exc:
+            if exc.reason == NOT_SENT:
+                raise ObjectWriteError(kind, key, 0, NOT_LEADER_WRITE) from None
+            raise ObjectWriteError(kind, key, exc.status, exc.message or str(exc)) from None
+        return answer if isinstance(answer, dict) else {}
+
+    def create_object(self, kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """POST ``obj`` to its kind's collection."""
+        meta = obj.get("metadata") or {}
+        return self._write(kind, "POST", meta.get("namespace") or "", meta.get("name") or "", obj)
+
+    def update_object(
+        self, kind: str, obj: Mapping[str, Any], *, subresource: str = ""
+    ) -> dict[str, Any]:
+        """PUT ``obj`` (its ``resourceVersion`` makes it a compare-and-swap)."""
+        meta = obj.get("metadata") or {}
+        return self._write(
+            kind, "PUT", meta.get("namespace") or "", meta.get("name") or "", obj, subresource
+        )
+
+    def patch_object(
+        self,
+        kind: str,
+        namespace: str,
+        name: str,
+        patch: Mapping[str, Any],
+        *,
+        subresource: str = "",
+    ) -> dict[str, Any]:
+        """A JSON merge patch (``application/merge-patch+json``)."""
+        return self._write(
+            kind, "PATCH", namespace, name, patch, subresource, "application/merge-patch+json"
+        )

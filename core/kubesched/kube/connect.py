@@ -11,8 +11,11 @@ can live in one process.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
+from typing import Any
 
+import yaml
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.incluster_config import InClusterConfigLoader
@@ -23,6 +26,7 @@ __all__ = [
     "CONNECTION_POOL_SIZE",
     "SERVICEACCOUNT_DIR",
     "SERVICEACCOUNT_DIR_ENV",
+    "TokenFile",
     "api_client_for",
     "credentials_source",
     "serviceaccount_dir",
@@ -37,6 +41,83 @@ SERVICEACCOUNT_DIR_ENV = "KUBESCHED_SERVICEACCOUNT_DIR"
 #: threads that talk at once (16 binding workers, 4 status writers, the event recorder, the
 #: watches): connections were dropped and TLS handshakes redone under load.
 CONNECTION_POOL_SIZE = 32
+
+
+class TokenFile:
+    """A bearer token kept in a file: trimmed (``kubectl create token > file`` ends it with a
+    newline, which would otherwise make a broken header) and read again whenever the file
+    changes (the kubelet rotates projected tokens; an operator may replace one), checked on
+    every request through the configuration's ``refresh_api_key_hook``. A file that cannot be
+    read or is empty keeps the last good token."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._seen: tuple[int, int, int] | None = None
+        self._token = ""
+        self._lock = threading.Lock()
+
+    def token(self) -> str:
+        try:
+            stat = os.stat(self.path)
+        except OSError:
+            return self._token
+        seen = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        with self._lock:
+            if seen != self._seen:
+                try:
+                    with open(self.path, encoding="utf-8") as f:
+                        token = f.read().strip()
+                except (OSError, UnicodeDecodeError):
+                    return self._token
+                self._seen = seen
+                if token:
+                    self._token = token
+            return self._token
+
+    def install(self, configuration: client.Configuration) -> None:
+        """Make ``configuration`` send this file's token (read now, and on each change)."""
+
+        def refresh(target: client.Configuration) -> None:
+            target.api_key["BearerToken"] = self.token()
+
+        # auth_settings() reads "BearerToken" first, then the "authorization" alias.
+        configuration.api_key = {
+            k: v for k, v in (configuration.api_key or {}).items() if k != "authorization"
+        }
+        configuration.api_key_prefix = {
+            **{k: v for k, v in (configuration.api_key_prefix or {}).items()},
+            "BearerToken": "Bearer",
+        }
+        configuration.api_key_prefix.pop("authorization", None)
+        refresh(configuration)
+        configuration.refresh_api_key_hook = refresh
+
+
+def _trim_token(configuration: client.Configuration) -> None:
+    """A token given inline (kubeconfig ``token``) without surrounding whitespace."""
+    for key in ("BearerToken", "authorization"):
+        value = (configuration.api_key or {}).get(key)
+        if isinstance(value, str):
+            configuration.api_key[key] = value.strip()
+
+
+def _kubeconfig_token_file(path: str) -> str | None:
+    """The current user's ``tokenFile`` in the kubeconfig at ``path`` (relative to its
+    directory), when it has one and no inline ``token``."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            document: Any = yaml.safe_load(f)
+        context_name = document.get("current-context")
+        contexts = {c.get("name"): c.get("context") or {} for c in document.get("contexts") or ()}
+        user_name = contexts.get(context_name, {}).get("user")
+        users = {u.get("name"): u.get("user") or {} for u in document.get("users") or ()}
+        user = users.get(user_name) or {}
+    except (OSError, yaml.YAMLError, AttributeError, TypeError):
+        return None
+    token_file = user.get("tokenFile")
+    if not isinstance(token_file, str) or not token_file or user.get("token"):
+        return None
+    return os.path.join(os.path.dirname(os.path.abspath(path)), token_file)
 
 
 def serviceaccount_dir() -> Path:
@@ -69,6 +150,7 @@ def _in_cluster_client() -> client.ApiClient:
         ) from None
     except OSError as exc:
         raise KubeschedError(f"{directory}: cannot read the service-account token: {exc}") from None
+    TokenFile(directory / "token").install(configuration)  # read on change, not once a minute
     configuration.connection_pool_maxsize = CONNECTION_POOL_SIZE
     return client.ApiClient(configuration)
 
@@ -89,5 +171,10 @@ def api_client_for(
         )
     except (ConfigException, OSError, ValueError, TypeError) as exc:
         raise KubeschedError(f"{source}: cannot use this kubeconfig: {exc}") from None
+    token_file = _kubeconfig_token_file(source)
+    if token_file is not None:
+        TokenFile(token_file).install(configuration)
+    else:
+        _trim_token(configuration)
     configuration.connection_pool_maxsize = CONNECTION_POOL_SIZE
     return client.ApiClient(configuration)

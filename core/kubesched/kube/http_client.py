@@ -1,216 +1,310 @@
-"""A small HTTP/1.1 keep-alive client for the scheduler's short JSON requests.
+"""The scheduler's requests to one server, over urllib3's connection pool used directly.
 
-Every pod the scheduler places costs one Binding POST. Through the official client (urllib3 and
-``http.client``, headers parsed by the ``email`` package) one such request took about 0.9 ms of
-CPU here; written as one ``sendall`` and read back with a few byte splits it takes about 0.2 ms
-(docs/benchmarks.md). This module does only that: persistent TLS (or plain) connections to one
-server, a request of known length, an answer framed by ``Content-Length``, chunked encoding or
-the connection's end. Watches, proxies and anything unusual stay on the official client
-(:func:`pool_for` says when this client cannot stand in for it).
+urllib3 is the library the official client already stands on; used without the generated API
+layer it keeps what matters at the edge (HTTP/1.1 framing by ``http.client``, ``100 Continue``
+skipped, connections whose server closed them or wrote to them while idle dropped before reuse,
+TLS with the configuration's CA, client certificate, host name checks and proxy) and leaves us
+the rules a scheduler needs that no general-purpose client has:
+
+- nothing is resent behind the caller's back: a POST or PATCH goes out once (``retries=False``);
+  only a GET is tried again, once, when a kept-alive connection turns out closed;
+- a **deadline**, not a per-read timeout: a watchdog thread cuts the connection when it passes,
+  so a peer that drips one byte at a time cannot hold a thread longer than the caller allowed;
+- caps on an answer's body and on a streamed line, checked before the bytes are kept (a
+  Content-Length over the cap is refused before anything is read);
+- header values with CR, LF or NUL are refused before anything is sent;
+- :class:`HttpError` says whether the request may have reached the server (``sent``): a write
+  whose outcome is unknown must be resolved by reading, never by sending it again.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
-import select
 import socket
 import ssl
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["ConnectionPool", "HttpError", "Response", "pool_for"]
+import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    NewConnectionError,
+    ProtocolError,
+    ReadTimeoutError,
+)
+from urllib3.exceptions import (
+    HTTPError as Urllib3Error,
+)
+from urllib3.util.retry import Retry
+
+__all__ = [
+    "MAX_BODY_BYTES",
+    "MAX_LINE_BYTES",
+    "ConnectionPool",
+    "HttpError",
+    "Response",
+    "check_header",
+    "pool_for",
+]
 
 log = logging.getLogger(__name__)
 
-_HEADER_END = b"\r\n\r\n"
+#: The largest answer body kept by default: a list page of 500 objects is a few MiB.
+MAX_BODY_BYTES = 64 << 20
+#: The largest line of a streamed answer (one watch event: an object is at most 1.5 MiB in etcd).
+MAX_LINE_BYTES = 16 << 20
 _READ_SIZE = 65536
-#: Answers without a body whatever their headers say (RFC 9112 §6.3).
-_NO_BODY = frozenset({204, 304})
+_IDEMPOTENT = frozenset({"GET", "HEAD"})
+_BAD_HEADER_CHARACTERS = ("\r", "\n", "\0")
 
 
 class HttpError(OSError):
-    """The exchange failed: no connection, a broken one, a timeout or a malformed answer."""
+    """The exchange failed: no connection, a broken one, the deadline, or a malformed answer.
+
+    ``sent`` is False only when the request cannot have reached the server (no connection was
+    made, or a header value was refused before sending)."""
+
+    def __init__(
+        self, message: str, *, sent: bool = True, timed_out: bool = False, broken: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.sent = sent
+        #: The deadline or the read timeout ended it.
+        self.timed_out = timed_out
+        #: The connection was closed or reset under the exchange (client-go's "probable EOF").
+        self.broken = broken
 
 
 @dataclass(slots=True)
 class Response:
     status: int
     reason: str
-    headers: dict[str, str]
+    headers: Mapping[str, str]
     body: bytes
 
 
-class _Connection:
-    """One socket and the bytes read past the last answer."""
+def check_header(name: str, value: str) -> None:
+    """Refuse a header value that would split the request (CR, LF) or that servers cut (NUL)."""
+    if any(c in value for c in _BAD_HEADER_CHARACTERS) or any(
+        c in name for c in (*_BAD_HEADER_CHARACTERS, ":", " ")
+    ):
+        raise HttpError(
+            f"header {name!r}: its value contains CR, LF or NUL; the request was not sent",
+            sent=False,
+        )
 
-    __slots__ = ("answered", "rest", "reused", "sock")
 
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.rest = b""
-        #: It served a request before this one (the server may have closed it since).
-        self.reused = False
-        #: Bytes of the current request's answer have arrived.
-        self.answered = False
+# -- the deadline watchdog ---------------------------------------------------------------------
+class _Watchdog:
+    """One daemon thread that shuts down the socket of each exchange whose deadline passed."""
 
-    def close(self) -> None:
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, _Exchange]] = []
+        self._cond = threading.Condition()
+        self._sequence = itertools.count()
+        self._thread: threading.Thread | None = None
 
-    def dropped(self) -> bool:
-        """Whether the server has closed (or written to) this idle connection: readable with no
-        request outstanding means an end of stream or bytes nobody asked for."""
-        poller = select.poll()
-        poller.register(self.sock, select.POLLIN | select.POLLERR | select.POLLHUP)
-        return bool(poller.poll(0))
+    def watch(self, exchange: _Exchange) -> None:
+        with self._cond:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="http-deadlines", daemon=True
+                )
+                self._thread.start()
+            heapq.heappush(self._heap, (exchange.deadline, next(self._sequence), exchange))
+            if self._heap[0][2] is exchange:
+                self._cond.notify()
 
-    def _read_more(self) -> bytes:
-        chunk = self.sock.recv(_READ_SIZE)
-        if not chunk:
-            raise HttpError("the server closed the connection")
-        self.answered = True
-        return chunk
-
-    def exchange(self, request: bytes, method: str) -> tuple[Response, bool]:
-        """Send ``request``; the answer and whether the connection can be used again."""
-        self.answered = False
-        self.sock.sendall(request)
-        buffer = self.rest
-        while (end := buffer.find(_HEADER_END)) < 0:
-            buffer += self._read_more()
-            if len(buffer) > 1 << 20:
-                raise HttpError("answer headers longer than 1 MiB")
-        lines = buffer[:end].decode("latin-1").split("\r\n")
-        version, _, rest_of_line = lines[0].partition(" ")
-        code, _, reason = rest_of_line.partition(" ")
-        if not version.startswith("HTTP/1.") or not code.isdigit():
-            raise HttpError(f"not an HTTP/1.x status line: {lines[0][:80]!r}")
-        status = int(code)
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        buffer = buffer[end + 4 :]
-        keep = headers.get("connection", "").lower() != "close" and version == "HTTP/1.1"
-        if method == "HEAD" or status in _NO_BODY or 100 <= status < 200:
-            body = b""
-        elif "chunked" in headers.get("transfer-encoding", "").lower():
-            body, buffer = self._read_chunked(buffer)
-        elif (length := headers.get("content-length")) is not None:
-            if not length.isdigit():
-                raise HttpError(f"bad Content-Length {length!r}")
-            size = int(length)
-            while len(buffer) < size:
-                buffer += self._read_more()
-            body, buffer = buffer[:size], buffer[size:]
-        else:  # framed by the end of the connection
-            parts = [buffer]
-            while chunk := self.sock.recv(_READ_SIZE):
-                parts.append(chunk)
-            body, buffer, keep = b"".join(parts), b"", False
-        self.rest = buffer
-        return Response(status, reason, headers, body), keep
-
-    def _read_chunked(self, buffer: bytes) -> tuple[bytes, bytes]:
-        parts: list[bytes] = []
+    def _run(self) -> None:
         while True:
-            while (line_end := buffer.find(b"\r\n")) < 0:
-                buffer += self._read_more()
-            size_text = buffer[:line_end].split(b";", 1)[0].strip()
-            try:
-                size = int(size_text, 16)
-            except ValueError:
-                raise HttpError(f"bad chunk size {size_text[:20]!r}") from None
-            buffer = buffer[line_end + 2 :]
-            if size == 0:
-                # Trailers (none from the apiserver), then the empty line that ends the body.
-                while (trailer_end := buffer.find(b"\r\n")) != 0:
-                    if trailer_end < 0:
-                        buffer += self._read_more()
+            with self._cond:
+                while not self._heap or self._heap[0][0] > time.monotonic():
+                    if self._heap:
+                        self._cond.wait(self._heap[0][0] - time.monotonic())
                     else:
-                        buffer = buffer[trailer_end + 2 :]
-                return b"".join(parts), buffer[2:]
-            while len(buffer) < size + 2:
-                buffer += self._read_more()
-            parts.append(buffer[:size])
-            buffer = buffer[size + 2 :]
+                        self._cond.wait()
+                _, _, exchange = heapq.heappop(self._heap)
+            exchange.expire()
 
 
+_WATCHDOG = _Watchdog()
+#: The exchange of the request this thread is sending (read by the connection classes).
+_current = threading.local()
+
+
+class _Exchange:
+    """One request's deadline and the connection carrying it."""
+
+    __slots__ = ("connection", "deadline", "done", "expired", "lock")
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.connection: HTTPConnection | None = None
+        self.expired = False
+        self.done = False
+        self.lock = threading.Lock()
+
+    def attach(self, connection: HTTPConnection) -> None:
+        with self.lock:
+            self.connection = connection
+            if not self.expired:
+                return
+        _cut(connection)
+
+    def expire(self) -> None:
+        with self.lock:
+            if self.done:
+                return
+            self.expired = True
+            connection = self.connection
+        if connection is not None:
+            _cut(connection)
+
+    def finish(self) -> None:
+        with self.lock:
+            self.done = True
+
+
+def _cut(connection: HTTPConnection) -> None:
+    """Shut the socket down under a thread blocked on it: its read or write returns at once."""
+    sock = getattr(connection, "sock", None)
+    if sock is None:
+        return
+    try:
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+class _DeadlineMixin:
+    """Hands the connection of each request to the sending thread's :class:`_Exchange`."""
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        exchange: _Exchange | None = getattr(_current, "exchange", None)
+        if exchange is not None:
+            exchange.attach(self)  # type: ignore[arg-type]
+        super().request(*args, **kwargs)  # type: ignore[misc]
+
+
+class _Connection(_DeadlineMixin, HTTPConnection):
+    pass
+
+
+class _TLSConnection(_DeadlineMixin, HTTPSConnection):
+    pass
+
+
+class _Pool(HTTPConnectionPool):
+    ConnectionCls = _Connection
+
+
+class _TLSPool(HTTPSConnectionPool):
+    ConnectionCls = _TLSConnection
+
+
+# -- the pool ----------------------------------------------------------------------------------
 class ConnectionPool:
-    """Keep-alive connections to one server, shared by threads.
-
-    A request takes an idle connection (the most recently used, whose TLS session is warm) or
-    opens one; at most ``max_idle`` are kept between requests. A request that fails on a
-    connection that had served before, before any answer came, is sent once more on a new
-    connection: the server may have closed the idle one (its keep-alive timeout) as we wrote.
-    An idle connection the server already closed is noticed before use and dropped.
-    """
+    """Keep-alive connections to one server (urllib3's pool), shared by threads."""
 
     def __init__(
         self,
-        host: str,
-        port: int,
+        pool: HTTPConnectionPool,
         *,
-        ssl_context: ssl.SSLContext | None = None,
-        server_hostname: str | None = None,
         path_prefix: str = "",
-        max_idle: int = 32,
         default_headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.host = host
-        self.port = port
-        self.ssl_context = ssl_context
-        self.server_hostname = server_hostname or host
+        self.pool = pool
         self.path_prefix = path_prefix.rstrip("/")
-        self.max_idle = max_idle
-        authority = f"[{host}]" if ":" in host else host
-        default_port = 443 if ssl_context is not None else 80
-        self.authority = authority if port == default_port else f"{authority}:{port}"
         self.default_headers = dict(default_headers or {})
-        self._idle: list[_Connection] = []
-        self._lock = threading.Lock()
-        #: Connections opened, and requests sent a second time (after a closed kept-alive one).
-        self.opened = 0
-        self.retried = 0
+        self.authority = f"{pool.host}:{pool.port}"
 
-    def _open(self, timeout: float) -> _Connection:
+    def _headers(self, headers: Mapping[str, str] | None) -> dict[str, str]:
+        merged = dict(self.default_headers)
+        if headers:
+            merged.update(headers)
+        for name, value in merged.items():
+            check_header(name, value)
+        return merged
+
+    def _open(
+        self,
+        method: str,
+        target: str,
+        headers: dict[str, str],
+        body: bytes | None,
+        exchange: _Exchange,
+        read_timeout: float,
+    ) -> urllib3.BaseHTTPResponse:
+        remaining = exchange.deadline - time.monotonic()
+        if remaining <= 0:
+            raise HttpError(
+                f"{method} {target}: the deadline passed before sending", sent=False, timed_out=True
+            )
+        retries: Retry | bool = False
+        if method in _IDEMPOTENT:
+            # A kept-alive connection the server closed as we wrote: a GET may go once more.
+            retries = Retry(
+                total=1, connect=0, read=1, status=0, other=0, redirect=False,
+                allowed_methods=_IDEMPOTENT, raise_on_status=False, raise_on_redirect=False,
+                respect_retry_after_header=False,
+            )  # fmt: skip
+        _current.exchange = exchange
         try:
-            sock = socket.create_connection((self.host, self.port), timeout=timeout)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if self.ssl_context is not None:
-                sock = self.ssl_context.wrap_socket(sock, server_hostname=self.server_hostname)
-        except (OSError, ssl.SSLError) as exc:
-            raise HttpError(f"connecting to {self.authority}: {exc}") from exc
-        with self._lock:
-            self.opened += 1
-        return _Connection(sock)
+            return self.pool.urlopen(
+                method,
+                self.path_prefix + target,
+                body=body,
+                headers=headers,
+                retries=retries,
+                redirect=False,
+                assert_same_host=False,
+                timeout=urllib3.Timeout(connect=remaining, read=min(read_timeout, remaining)),
+                preload_content=False,
+                decode_content=False,
+                release_conn=False,
+            )
+        except urllib3.exceptions.MaxRetryError as exc:
+            raise self._error(method, target, exc.reason or exc, exchange, True) from None
+        except (Urllib3Error, OSError, ValueError) as exc:
+            raise self._error(method, target, exc, exchange, True) from None
+        finally:
+            _current.exchange = None
 
-    def _take(self, timeout: float) -> _Connection:
-        """An idle connection the server has not closed, or a new one."""
-        while True:
-            with self._lock:
-                connection = self._idle.pop() if self._idle else None
-            if connection is None:
-                return self._open(timeout)
-            if connection.dropped():  # closed while idle (the server's keep-alive timeout)
-                connection.close()
-                continue
-            connection.sock.settimeout(timeout)
-            return connection
-
-    def _give_back(self, connection: _Connection) -> None:
-        connection.reused = True
-        with self._lock:
-            if len(self._idle) < self.max_idle:
-                self._idle.append(connection)
-                return
-        connection.close()
+    def _error(
+        self, method: str, target: str, exc: BaseException, exchange: _Exchange, sent: bool
+    ) -> HttpError:
+        if isinstance(exc, HttpError):
+            return exc
+        if isinstance(exc, NewConnectionError | ConnectTimeoutError):
+            reason = getattr(exc, "__cause__", None) or exc
+            return HttpError(
+                f"{method} {target}: connecting to {self.authority}: {reason}", sent=False
+            )
+        if exchange.expired:
+            return HttpError(
+                f"{method} {target}: no complete answer within the deadline",
+                sent=sent,
+                timed_out=True,
+            )
+        if isinstance(exc, ReadTimeoutError | TimeoutError):
+            return HttpError(
+                f"{method} {target}: the server did not answer in time", sent=sent, timed_out=True
+            )
+        if isinstance(exc, ProtocolError):
+            return HttpError(
+                f"{method} {target}: the connection broke: {exc}", sent=sent, broken=True
+            )
+        if isinstance(exc, ConnectionError):
+            return HttpError(f"{method} {target}: {exc}", sent=sent, broken=True)
+        return HttpError(f"{method} {target}: {type(exc).__name__}: {exc}", sent=sent)
 
     def request(
         self,
@@ -220,90 +314,178 @@ class ConnectionPool:
         headers: Mapping[str, str] | None = None,
         body: bytes = b"",
         timeout: float = 30.0,
+        deadline: float | None = None,
+        max_body: int = MAX_BODY_BYTES,
     ) -> Response:
-        """Send one request; ``target`` is the path and query, already encoded."""
-        lines = [f"{method} {self.path_prefix}{target} HTTP/1.1", f"Host: {self.authority}"]
-        lines.extend(f"{k}: {v}" for k, v in self.default_headers.items())
-        if headers:
-            lines.extend(f"{k}: {v}" for k, v in headers.items())
+        """Send one request; ``target`` is the path and query, already encoded. The answer must
+        be complete by ``deadline`` (monotonic) or within ``timeout`` seconds, whichever is first.
+        """
+        limit = time.monotonic() + timeout
+        exchange = _Exchange(limit if deadline is None else min(limit, deadline))
+        merged = self._headers(headers)
         if body or method in ("POST", "PUT", "PATCH"):
-            lines.append(f"Content-Length: {len(body)}")
-        request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
-        for attempt in (1, 2):
-            # The second attempt always on a new connection: the other idle ones are as old.
-            connection = self._take(timeout) if attempt == 1 else self._open(timeout)
-            began = time.monotonic()
+            merged["Content-Length"] = str(len(body))
+        _WATCHDOG.watch(exchange)
+        began = time.monotonic()
+        response: urllib3.BaseHTTPResponse | None = None
+        try:
+            response = self._open(method, target, merged, body or None, exchange, timeout)
+            if 100 <= response.status < 200:
+                raise HttpError(
+                    f"{method} {target}: an informational answer ({response.status}) and no "
+                    "final one"
+                )
+            data = self._read_body(method, target, response, max_body)
+        except (Urllib3Error, OSError, ValueError) as exc:
+            if response is not None:
+                response.close()
+                response.release_conn()
+            raise self._error(method, target, exc, exchange, True) from None
+        finally:
+            exchange.finish()
+        if exchange.expired:  # cut as the last bytes came: the connection is gone
+            response.close()
+        response.release_conn()
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                '"%s %s" %d in %.3fs', method, target, response.status, time.monotonic() - began
+            )
+        return Response(response.status, response.reason or "", response.headers, data)
+
+    def _read_body(
+        self, method: str, target: str, response: urllib3.BaseHTTPResponse, max_body: int
+    ) -> bytes:
+        if method == "HEAD" or response.status in (204, 304):
+            return b""
+        length = response.headers.get("content-length")
+        if length is not None and length.strip().isdigit() and int(length) > max_body:
+            raise HttpError(
+                f"{method} {target}: the answer announces {int(length)} bytes, more than the "
+                f"{max_body} allowed"
+            )
+        parts: list[bytes] = []
+        size = 0
+        while chunk := response.read(_READ_SIZE):
+            size += len(chunk)
+            if size > max_body:
+                raise HttpError(f"{method} {target}: the answer is longer than {max_body} bytes")
+            parts.append(chunk)
+        return b"".join(parts)
+
+    def stream(
+        self,
+        target: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 90.0,
+        max_line: int = MAX_LINE_BYTES,
+    ) -> tuple[Response, Iterator[bytes]]:
+        """A streamed GET: its status and headers (the body read in full when not 2xx) and an
+        iterator over the body's non-empty lines as they arrive."""
+        exchange = _Exchange(time.monotonic() + connect_timeout + read_timeout)
+        _WATCHDOG.watch(exchange)  # until the answer's headers have come
+        try:
+            response = self._open(
+                "GET", target, self._headers(headers), None, exchange, read_timeout
+            )
+        finally:
+            exchange.finish()
+        if not 200 <= response.status <= 299:
             try:
-                response, keep = connection.exchange(request, method)
-            except (OSError, ValueError) as exc:
-                log.debug(
-                    "%s %s: %s after %.3fs (%s connection, answer %s)",
-                    method,
-                    target,
-                    exc,
-                    time.monotonic() - began,
-                    "reused" if connection.reused else "new",
-                    "begun" if connection.answered else "not begun",
-                )
-                connection.close()
-                stale = connection.reused and not connection.answered
-                if attempt == 1 and stale and not isinstance(exc, TimeoutError):
-                    self.retried += 1
-                    continue  # a kept-alive connection the server had closed: once more
-                if isinstance(exc, HttpError):
-                    raise
-                raise HttpError(f"{method} {target}: {type(exc).__name__}: {exc}") from exc
-            if log.isEnabledFor(logging.DEBUG):
-                log.debug(
-                    '"%s %s" %d in %.3fs', method, target, response.status, time.monotonic() - began
-                )
-            if keep:
-                self._give_back(connection)
-            else:
-                connection.close()
-            return response
-        raise AssertionError("unreachable")
+                data = self._read_body("GET", target, response, MAX_BODY_BYTES)
+            except (Urllib3Error, OSError, ValueError):
+                data = b""
+            response.close()
+            response.release_conn()
+            return Response(response.status, response.reason or "", response.headers, data), iter(
+                ()
+            )
+        head = Response(response.status, response.reason or "", response.headers, b"")
+        return head, self._lines(target, response, max_line)
+
+    def _lines(
+        self, target: str, response: urllib3.BaseHTTPResponse, max_line: int
+    ) -> Iterator[bytes]:
+        rest = b""
+        clean = False
+        try:
+            while chunk := response.read1(_READ_SIZE):
+                lines = (rest + chunk).split(b"\n")
+                rest = lines.pop()
+                if len(rest) > max_line:
+                    raise HttpError(f"GET {target}: a line longer than {max_line} bytes")
+                for line in lines:
+                    if len(line) > max_line:
+                        raise HttpError(f"GET {target}: a line longer than {max_line} bytes")
+                    if line:
+                        yield line
+            if rest:
+                yield rest
+            clean = True
+        except (Urllib3Error, OSError, ValueError) as exc:
+            if isinstance(exc, HttpError):
+                raise
+            raise HttpError(f"GET {target}: {type(exc).__name__}: {exc}") from None
+        finally:
+            if not clean:
+                response.close()
+            response.release_conn()
 
     def close(self) -> None:
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for connection in idle:
-            connection.close()
+        self.pool.close()
 
 
-def pool_for(configuration: Any, max_idle: int = 32) -> ConnectionPool | None:
-    """A pool speaking to ``configuration.host`` (a ``kubernetes.client.Configuration``) with
-    its TLS settings, or ``None`` when it asks for what this client does not do (a proxy, a
-    host name to assert other than the server's, socket options): then the official client
-    carries every request."""
+def _ssl_context(configuration: Any) -> ssl.SSLContext:
+    if configuration.verify_ssl:
+        context = ssl.create_default_context(
+            cafile=configuration.ssl_ca_cert or None,
+            cadata=getattr(configuration, "ca_cert_data", None) or None,
+        )
+    else:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    if configuration.cert_file:
+        context.load_cert_chain(configuration.cert_file, configuration.key_file or None)
+    return context
+
+
+def pool_for(configuration: Any, max_size: int = 32) -> ConnectionPool:
+    """A pool speaking to ``configuration.host`` (a ``kubernetes.client.Configuration``) with its
+    TLS settings, proxy and socket options."""
     url = urlsplit(configuration.host or "")
     if url.scheme not in ("http", "https") or not url.hostname:
-        return None
-    if getattr(configuration, "proxy", None) or getattr(configuration, "socket_options", None):
-        return None
-    assert_hostname = getattr(configuration, "assert_hostname", None)
-    if isinstance(assert_hostname, str) and assert_hostname:
-        return None
-    context: ssl.SSLContext | None = None
+        raise ValueError(
+            f"cannot reach the apiserver at {configuration.host!r}: not an http(s) URL"
+        )
+    port = url.port or (443 if url.scheme == "https" else 80)
+    prefix = url.path
+    kwargs: dict[str, Any] = {"maxsize": max_size, "block": False, "retries": False}
+    socket_options = getattr(configuration, "socket_options", None)
+    if socket_options:
+        kwargs["socket_options"] = socket_options
     if url.scheme == "https":
-        if configuration.verify_ssl:
-            context = ssl.create_default_context(
-                cafile=configuration.ssl_ca_cert or None,
-                cadata=getattr(configuration, "ca_cert_data", None) or None,
-            )
-            if assert_hostname is False:
-                context.check_hostname = False
-        else:
-            context = ssl.create_default_context()
+        context = _ssl_context(configuration)
+        assert_hostname = getattr(configuration, "assert_hostname", None)
+        if assert_hostname is False or isinstance(assert_hostname, str):
             context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
-        if configuration.cert_file:
-            context.load_cert_chain(configuration.cert_file, configuration.key_file or None)
-    return ConnectionPool(
-        url.hostname,
-        url.port or (443 if url.scheme == "https" else 80),
-        ssl_context=context,
-        server_hostname=getattr(configuration, "tls_server_name", None) or None,
-        path_prefix=url.path,
-        max_idle=max_idle,
-    )
+        kwargs["ssl_context"] = context
+        kwargs["assert_hostname"] = assert_hostname if configuration.verify_ssl else False
+        if server_name := getattr(configuration, "tls_server_name", None):
+            kwargs["server_hostname"] = server_name
+    proxy = getattr(configuration, "proxy", None)
+    if proxy:
+        manager = urllib3.ProxyManager(
+            proxy, proxy_headers=getattr(configuration, "proxy_headers", None)
+        )
+        manager.pool_classes_by_scheme = {"http": _Pool, "https": _TLSPool}
+        manager.connection_pool_kw.update(kwargs)
+        pool = manager.connection_from_host(url.hostname, port, url.scheme)
+        if url.scheme == "http":  # a plain-HTTP request through a proxy names its server
+            prefix = f"http://{url.netloc}{prefix}"
+    elif url.scheme == "https":
+        pool = _TLSPool(url.hostname, port, **kwargs)
+    else:
+        pool = _Pool(url.hostname, port, **kwargs)
+    return ConnectionPool(pool, path_prefix=prefix)

@@ -95,10 +95,15 @@ class Informer(Generic[T]):
                 resource_version = ""
             except ApiError as exc:
                 self.last_error = str(exc)
-                log.warning("list/watch of %s failed: %s; retrying in %.1fs", self.path, exc, delay)
-                self._stop.wait(delay * (1 + random.random() / 2))
+                wait = delay * (1 + random.random() / 2)
+                if exc.retry_after is not None:
+                    wait = max(wait, min(exc.retry_after, 60.0))
+                log.warning("list/watch of %s failed: %s; retrying in %.1fs", self.path, exc, wait)
+                self._stop.wait(wait)
                 delay = min(delay * 2, 30.0)
-                if exc.status in (401, 403, 404, 410) or delay >= 30.0:
+                # Too many requests: watch again from where we were (client-go's reflector);
+                # a re-list would be the costliest request of all for a loaded apiserver.
+                if exc.status != 429 and (exc.status in (401, 403, 404, 410) or delay >= 30.0):
                     resource_version = ""  # start over from a fresh list
             except Exception:  # a bug in a handler must not stop the informer for good
                 log.exception("informer for %s failed; re-listing", self.path)

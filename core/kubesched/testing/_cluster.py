@@ -75,6 +75,11 @@ class Binaries:
     def kube_scheduler(self) -> Path:
         return self.directory / "kube-scheduler"
 
+    @property
+    def kube_controller_manager(self) -> Path:
+        """Built by build.sh too; only some tests run it, so it is not in ``NAMES``."""
+        return self.directory / "kube-controller-manager"
+
     def missing(self) -> list[str]:
         return [n for n in self.NAMES if not os.access(self.directory / n, os.X_OK)]
 
@@ -164,7 +169,8 @@ def safe_file_stem(user: str, groups: tuple[str, ...] = ()) -> str:
 
 
 class ReferenceScheduler:
-    """A running upstream kube-scheduler; stop it with :meth:`stop` or a ``with`` block."""
+    """A running upstream kube-scheduler (or kube-controller-manager); stop it with :meth:`stop`
+    or a ``with`` block."""
 
     def __init__(
         self, child: _procs.Child, config_path: Path, port: int, startup_seconds: float
@@ -301,6 +307,60 @@ class Cluster:
         scheduler = ReferenceScheduler(child, config_path, port, time.monotonic() - began)
         self._schedulers.append(scheduler)
         return scheduler
+
+    def start_controller_manager(
+        self,
+        controllers: Sequence[str] = ("persistentvolume-binder-controller",),
+        *,
+        extra_args: Sequence[str] = (),
+        timeout: float = 60.0,
+    ) -> ReferenceScheduler:
+        """Run kube-controller-manager with only ``controllers`` (default: the PV controller,
+        which binds claims to volumes), as the cluster admin, until the handle is stopped.
+        Returns once its /healthz is ok; stopped with the cluster."""
+        if self._binaries is None:
+            self._binaries = find_binaries()
+        binary = self._binaries.kube_controller_manager
+        if not os.access(binary, os.X_OK):
+            raise ControlPlaneUnavailable(f"{binary} is not built (tests/controlplane/build.sh)")
+        self._scheduler_count += 1
+        directory = self.workdir / f"kube-controller-manager-{self._scheduler_count}"
+        insecure = ssl._create_unverified_context()
+        began = time.monotonic()
+        for attempt in range(1, PORT_RETRIES + 1):
+            (port,) = _procs.free_ports(1)
+            child = _procs.Child(
+                "kube-controller-manager",
+                [
+                    str(binary),
+                    f"--kubeconfig={self.admin_kubeconfig}",
+                    f"--controllers={','.join(controllers)}",
+                    "--leader-elect=false",
+                    "--bind-address=127.0.0.1",
+                    f"--secure-port={port}",
+                    f"--cert-dir={directory / 'certs'}",
+                    "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+                    # Claims are bound on events; the periodic resync only catches up.
+                    "--pvclaimbinder-sync-period=2s",
+                    *extra_args,
+                ],
+                directory / "kube-controller-manager.log",
+            )
+            try:
+                _procs.wait_for_ok(
+                    f"https://127.0.0.1:{port}/healthz",
+                    child=child,
+                    timeout=timeout,
+                    context=insecure,
+                )
+                break
+            except RuntimeError as e:
+                child.stop()
+                if "address already in use" not in str(e) or attempt == PORT_RETRIES:
+                    raise ControlPlaneError(str(e)) from None
+        manager = ReferenceScheduler(child, directory / "none", port, time.monotonic() - began)
+        self._schedulers.append(manager)
+        return manager
 
     def _stop_schedulers(self) -> None:
         while self._schedulers:

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..algorithm import CycleError, Diagnosis, FitError, ScheduleResult, SchedulingAlgorithm
 from ..cycle_state import CycleState
-from ..framework import Framework, PluginCall
+from ..extender import MAX_EXTENDER_PRIORITY, ExtenderError, FilterResult, HTTPExtender
+from ..framework import MAX_NODE_SCORE, Framework, PluginCall
 from ..nodeinfo import NodeInfo
 from ..objects import Pod
 from ..results import PostFilterResult, PreFilterResult
@@ -273,6 +274,36 @@ class CycleReport:
                     node.outcome = EXCLUDED
                     node.message = absent.message() if absent is not None else "excluded"
 
+    def _extender_filtered(
+        self, name: str, nodes: list[NodeInfo], result: FilterResult | ExtenderError
+    ) -> None:
+        """An extender's filter answer, as a Filter plugin's verdict on each node it got."""
+        if name not in self.filter_plugins:
+            self.filter_plugins.append(name)
+        kept = set() if isinstance(result, ExtenderError) else {i.name for i in result.feasible}
+        for info in nodes:
+            if isinstance(result, ExtenderError):
+                verdict = Verdict(name, "Error", (str(result),))
+            elif info.name in kept:
+                verdict = Verdict(name, "Success")
+            elif info.name in result.failed_and_unresolvable:
+                message = result.failed_and_unresolvable[info.name]
+                verdict = Verdict(name, "UnschedulableAndUnresolvable", (message,))
+            elif info.name in result.failed:
+                verdict = Verdict(name, "Unschedulable", (result.failed[info.name],))
+            else:
+                verdict = Verdict(name, "Unschedulable", ("left out by the extender",))
+            self.nodes.setdefault(info.name, NodeReport(info.name)).filters[name] = verdict
+
+    def _extender_scored(self, name: str, scores: dict[str, int], weight: int) -> None:
+        """An extender's prioritize answer: its 0–10 score, scaled, times its weight."""
+        self.score_plugins[name] = weight
+        scale = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
+        for host, score in scores.items():
+            if host in self.nodes:
+                detail = ScoreDetail(name, weight, score, score * scale, score * scale * weight)
+                self.nodes[host].scores[name] = detail
+
     def _skipped(self, state: CycleState) -> None:
         """Mark the Filter plugins a PreFilter skipped, on each node up to the one that
         rejected it (Filter stops there, so later plugins did not run either way)."""
@@ -403,6 +434,27 @@ class _RecordingAlgorithm(SchedulingAlgorithm):
         if self._report is not None:
             self._report._filtered(feasible, diagnosis)
         return feasible, diagnosis
+
+    def run_extender_filter(
+        self, extender: HTTPExtender, pod: Pod, nodes: list[NodeInfo]
+    ) -> FilterResult:
+        try:
+            result = super().run_extender_filter(extender, pod, nodes)
+        except ExtenderError as err:
+            if self._report is not None:
+                self._report._extender_filtered(extender.name, nodes, err)
+            raise
+        if self._report is not None:
+            self._report._extender_filtered(extender.name, nodes, result)
+        return result
+
+    def run_extender_prioritize(
+        self, extender: HTTPExtender, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[dict[str, int], int]:
+        scores, weight = super().run_extender_prioritize(extender, pod, nodes)
+        if self._report is not None:
+            self._report._extender_scored(extender.name, scores, weight)
+        return scores, weight
 
 
 class ExplainRecorder:

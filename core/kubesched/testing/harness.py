@@ -33,12 +33,13 @@ from ..handle import Handle
 from ..hookspecs import hookimpl
 from ..nodeinfo import NodeInfo
 from ..objects import Node, Pod
-from ..registry import Registry, extension_points_of
+from ..registry import Registry, check_hook_names, extension_points_of
 from ..results import QueuedPodInfo
 from ..scheduler import Scheduler
 from ..simulate import VirtualClock
 from ..snapshot import Snapshot
 from ..status import Status
+from ..waiting_pods import WaitingPod
 from .builders import NodeBuilder, PodBuilder
 from .explain import CycleReport, ExplainRecorder
 
@@ -100,6 +101,8 @@ def make_config(
     ``profile`` is the profile's body (``plugins``, ``pluginConfig``, …). FifoSort and TestBinder
     are enabled at queueSort and bind unless the profile configures those points.
     """
+    for name, plugin in plugins.items():  # even those the profile leaves out
+        check_hook_names(plugin, name, f"{plugin.__module__}:{plugin.__qualname__}")
     registry = Registry({FIFO_SORT: FifoSort, TEST_BINDER: TestBinder, **plugins})
     body = dict(profile or {})
     points = dict(body.get("plugins") or {})
@@ -125,14 +128,23 @@ def make_scheduler(
     clock: Callable[[], float] | None = None,
     inline_binding: bool = True,
     start: bool = True,
+    wait_on_clock: bool | None = None,
+    objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
     **top_level: Any,
 ) -> tuple[Scheduler, InMemoryBackend]:
-    """A scheduler over an in-memory cluster of ``nodes`` and ``pods`` (started by default)."""
+    """A scheduler over an in-memory cluster of ``nodes`` and ``pods`` (started by default);
+    ``objects`` are the consulted kinds' objects, by kind (PersistentVolumes, …).
+
+    With a ``clock`` and inline binding, waits at Permit run on that clock (``wait_on_clock``,
+    see :class:`~kubesched.scheduler.Scheduler`): nothing blocks on them."""
     config, registry = make_config(plugins, profile, **top_level)
-    backend = InMemoryBackend(nodes, pods)
+    backend = InMemoryBackend(nodes, pods, objects)
     kwargs: dict[str, Any] = {"seed": seed, "inline_binding": inline_binding}
     if clock is not None:
         kwargs["clock"] = clock
+    if wait_on_clock is None:
+        wait_on_clock = clock is not None and inline_binding
+    kwargs["wait_on_clock"] = wait_on_clock
     scheduler = Scheduler(config, backend, registry, **kwargs)
     if start:
         scheduler.start()
@@ -177,9 +189,18 @@ class FakeCluster:
     :class:`Harness` or ``kubesched simulate`` would schedule.
     """
 
-    def __init__(self, nodes: Iterable[NodeLike] = (), pods: Iterable[PodLike] = ()) -> None:
+    def __init__(
+        self,
+        nodes: Iterable[NodeLike] = (),
+        pods: Iterable[PodLike] = (),
+        objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
+    ) -> None:
         self.nodes: list[Node] = []
         self.pods: list[Pod] = []
+        #: Objects plugins consult (``Handle.lister``), by kind: PersistentVolumes, CSINodes, …
+        self.objects: dict[str, list[Mapping[str, Any]]] = {
+            kind: list(items) for kind, items in (objects or {}).items()
+        }
         self.add(*nodes, *pods)
 
     def add(self, *objects: NodeLike | PodLike) -> FakeCluster:
@@ -204,10 +225,12 @@ class FakeCluster:
 
     def handle(self, profile_name: str = "custom-scheduler") -> Handle:
         """A handle whose snapshot always shows the cluster as it is now."""
-        return Handle(profile_name, InMemoryBackend(self.nodes, self.pods), self.snapshot)
+        backend = InMemoryBackend(self.nodes, self.pods, self.objects)
+        return Handle(profile_name, backend, self.snapshot)
 
     def manifests(self) -> list[dict[str, Any]]:
-        return [dict(n.raw) for n in self.nodes] + [dict(p.raw) for p in self.pods]
+        others = [dict(o) for items in self.objects.values() for o in items]
+        return [*others, *(dict(n.raw) for n in self.nodes), *(dict(p.raw) for p in self.pods)]
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write the cluster as a ``List`` manifest (for ``kubesched simulate`` or ``explain``)."""
@@ -220,7 +243,11 @@ class FakeCluster:
 def new_plugin(
     plugin: type, args: Mapping[str, Any] | None = None, cluster: FakeCluster | None = None
 ) -> Any:
-    """Build ``plugin`` as a profile would, with a handle over ``cluster`` (empty by default)."""
+    """Build ``plugin`` as a profile would, with a handle over ``cluster`` (empty by default).
+
+    A ``@hookimpl`` method that is not a hook (``def filters``) is a
+    :class:`~kubesched.PluginLoadError`, as at start-up."""
+    check_hook_names(plugin, plugin_name(plugin), f"{plugin.__module__}:{plugin.__qualname__}")
     return plugin(dict(args or {}), (cluster or FakeCluster()).handle())
 
 
@@ -238,8 +265,10 @@ def plugin_profile(
     name: str | None = None,
     weight: int = 1,
 ) -> dict[str, Any]:
-    """A profile body enabling ``plugin`` alone at every extension point it implements."""
+    """A profile body enabling ``plugin`` alone at every extension point it implements
+    (:class:`~kubesched.PluginLoadError` for a ``@hookimpl`` method that is not a hook)."""
     name = name or plugin_name(plugin)
+    check_hook_names(plugin, name, f"{plugin.__module__}:{plugin.__qualname__}")
     points: dict[str, Any] = {}
     for point in extension_points_of(plugin):
         entry: dict[str, Any] = {"name": name}
@@ -269,6 +298,7 @@ class Harness:
         nodes: Iterable[NodeLike] = (),
         pods: Iterable[PodLike] = (),
         seed: int = 0,
+        objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
         **top_level: Any,
     ) -> None:
         self.clock = VirtualClock()
@@ -280,6 +310,7 @@ class Harness:
             seed=seed,
             clock=self.clock,
             start=False,
+            objects=objects,
             **top_level,
         )
         self.recorder = ExplainRecorder().attach(self.scheduler)
@@ -296,11 +327,12 @@ class Harness:
         nodes: Iterable[NodeLike] = (),
         pods: Iterable[PodLike] = (),
         seed: int = 0,
+        objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
     ) -> Harness:
         """``plugin`` alone, at every point it implements, with ``args`` as its pluginConfig."""
         name = name or plugin_name(plugin)
         profile = plugin_profile(plugin, args, name=name, weight=weight)
-        return cls({name: plugin}, profile, nodes=nodes, pods=pods, seed=seed)
+        return cls({name: plugin}, profile, nodes=nodes, pods=pods, seed=seed, objects=objects)
 
     # -- the cluster ---------------------------------------------------------------------------
     def add_node(self, *nodes: NodeLike) -> None:
@@ -315,19 +347,25 @@ class Harness:
         for pod in pods:
             self.backend.add_pod(_pod(pod))
 
+    def add_object(self, kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Create a consulted object (a PVC, a PV, …); the scheduler sees the event."""
+        return self.backend.create_object(kind, obj)
+
     # -- scheduling ----------------------------------------------------------------------------
     def run(self, max_rounds: int = 1_000) -> list[CycleReport]:
-        """Schedule until nothing is left to try, jumping over backoffs (at most ``max_rounds``
-        of them: a plugin that always errs would retry forever); the cycles that ran."""
+        """Schedule until nothing is left to try, jumping over backoffs and the timeouts of
+        pods waiting at Permit (at most ``max_rounds`` jumps: a plugin that always errs would
+        retry forever); the cycles that ran."""
         first = len(self.recorder.reports)
         for _ in range(max_rounds):
             run_until_idle(self.scheduler)
             if self.scheduler.queue.pending()["active"]:
                 continue
-            expiry = self.scheduler.queue.next_backoff_expiry()
+            expiry = self.scheduler.next_wakeup()
             if expiry is None:
                 break
             self.clock.now = max(self.clock.now, expiry)
+            self.scheduler.expire_waits()
         return self.recorder.reports[first:]
 
     def schedule(self, pod: PodLike) -> CycleReport:
@@ -347,6 +385,45 @@ class Harness:
             )
             raise LookupError(f"pod {obj.key} had no scheduling cycle ({why})")
         return reports[-1]
+
+    # -- pods waiting at Permit -----------------------------------------------------------------
+    def waiting(self) -> list[WaitingPod]:
+        """The pods waiting at Permit, by ``namespace/name``. Nothing blocks on them: they bind
+        when allowed, and fail when rejected or when :meth:`advance` passes their timeout."""
+        return sorted(self.scheduler.waiting_pods, key=lambda w: w.pod.key)
+
+    def _waiting(self, pod: PodLike | str) -> WaitingPod:
+        key = pod if isinstance(pod, str) else _pod(pod).key
+        key = key if "/" in key else f"default/{key}"
+        for waiting in self.scheduler.waiting_pods:
+            if waiting.pod.key == key:
+                return waiting
+        held = ", ".join(w.pod.key for w in self.waiting()) or "none"
+        raise LookupError(f"pod {key} is not waiting at Permit (waiting: {held})")
+
+    def allow(self, pod: PodLike | str, plugin: str | None = None) -> None:
+        """Allow a waiting pod for ``plugin`` (every plugin it waits on, by default); once no
+        plugin holds it, its binding cycle runs."""
+        waiting = self._waiting(pod)
+        for name in [plugin] if plugin is not None else waiting.pending_plugins():
+            waiting.allow(name)
+        self.scheduler.run_ended_waits()
+
+    def reject(self, pod: PodLike | str, message: str, plugin: str = "") -> None:
+        """Reject a waiting pod: its binding cycle fails with ``message`` (Unreserve runs, and
+        the pod goes back to the queue)."""
+        self._waiting(pod).reject(plugin, message)
+        self.scheduler.run_ended_waits()
+
+    def advance(self, seconds: float) -> list[CycleReport]:
+        """Move the virtual clock on by ``seconds``: waits at Permit past their timeout are
+        rejected, backoffs that ended are retried; the cycles that ran."""
+        first = len(self.recorder.reports)
+        self.clock.now += seconds
+        self.scheduler.expire_waits()
+        self.scheduler.queue.flush()
+        run_until_idle(self.scheduler)
+        return self.recorder.reports[first:]
 
     def reports(self, pod: PodLike | str) -> list[CycleReport]:
         """Every cycle of a pod (object, builder, uid or ``namespace/name``), oldest first."""

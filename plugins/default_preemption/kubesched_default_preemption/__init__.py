@@ -300,6 +300,9 @@ class DefaultPreemption:
             # Clear the pod's nomination: preemption cannot make room anywhere now.
             message = fit_error_message(len(all_nodes), node_statuses)
             return None, PostFilterResult(""), Status.unschedulable(message)
+        candidates, status = self.call_extenders(pod, candidates)
+        if not status.is_success():
+            return None, None, status
         best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, None, Status.unschedulable(MESSAGE_NO_CANDIDATE)
@@ -475,6 +478,40 @@ class DefaultPreemption:
         if violating and non_violating:
             victims.sort(key=importance)
         return victims, num_violating, None
+
+    def call_extenders(
+        self, pod: Pod, candidates: list[Candidate]
+    ) -> tuple[list[Candidate], Status]:
+        """kube's ``callExtenders``: each interested extender with a preemptVerb narrows the
+        candidates (nodes and victims) in turn; an ignorable one's error or empty victim list
+        is skipped, another's is the pod's Error."""
+        extenders = [e for e in self.handle.extenders if e.supports_preemption]
+        if not extenders or not candidates:
+            return candidates, Status.success()
+        victims = {c.name: (list(c.victims), c.num_pdb_violations) for c in candidates}
+        snapshot = self.handle.snapshot()
+        for extender in extenders:
+            if not extender.is_interested(pod):
+                continue
+            try:
+                narrowed = extender.process_preemption(pod, victims, snapshot)
+            except Exception as exc:  # the extender's failure (kube: any error)
+                if extender.ignorable:
+                    log.info("skipped extender %s as it returned error: %s", extender.name, exc)
+                    continue
+                return [], Status.error(str(exc))
+            for node, (pods, _) in list(narrowed.items()):
+                if not pods:
+                    if extender.ignorable:
+                        del narrowed[node]
+                        continue
+                    return [], Status.error(f'expected at least one victim pod on node "{node}"')
+            victims = narrowed
+            if not victims:
+                break
+        order = {c.name: i for i, c in enumerate(candidates)}
+        ordered = sorted(victims, key=lambda n: order.get(n, len(order)))
+        return [Candidate(n, victims[n][0], victims[n][1]) for n in ordered], Status.success()
 
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
         """The best candidate (``SelectCandidate``)."""

@@ -406,11 +406,13 @@ class Env:
         pdbs: Sequence[Mapping[str, Any]] = (),
         extra: Mapping[str, type] | None = None,
         seed: int = 0,
+        extenders: Sequence[Mapping[str, Any]] = (),
         **profile_options: Any,
     ) -> None:
         plugins = {NAME: DefaultPreemption, **TEST_PLUGINS, **(extra or {})}
+        top_level = {"extenders": [dict(e) for e in extenders]} if extenders else {}
         self.scheduler, self.backend = make_scheduler(
-            plugins, profile(**profile_options), nodes, pods, seed=seed
+            plugins, profile(**profile_options), nodes, pods, seed=seed, **top_level
         )
         self.backend.objects["PodDisruptionBudget"] = [dict(p) for p in pdbs]
         self.framework = self.scheduler.frameworks[PROFILE_NAME]

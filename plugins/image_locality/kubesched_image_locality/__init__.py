@@ -27,6 +27,7 @@ from kubesched import (
     Pod,
     hookimpl,
 )
+from kubesched.helpers import MAX_NODE_SCORE
 
 __all__ = [
     "MAX_CONTAINER_THRESHOLD",
@@ -40,7 +41,6 @@ __all__ = [
 ]
 
 NAME = "ImageLocality"
-MAX_NODE_SCORE = 100
 MB = 1024 * 1024
 #: Bounds of the summed image score: 90% of registry images are compressed to sizes in
 #: ``[23 MiB, 1000 MiB]`` (kube-scheduler's comment); the upper bound is per image of the pod.

@@ -30,6 +30,7 @@ from kubesched import (
     Status,
     hookimpl,
 )
+from kubesched.helpers import MAX_NODE_SCORE, unreadable
 from kubesched.selectors import SelectorError
 
 from .counting import Contribution, MatchCounts, Pair, PairTallies
@@ -76,7 +77,6 @@ ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
 #: A pod in the node's domain matches the incoming pod's required anti-affinity.
 ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
 
-MAX_NODE_SCORE = 100
 NAMESPACE_KIND = "Namespace"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 _POD_AFFINITY_KINDS = ("podAffinity", "podAntiAffinity")
@@ -517,7 +517,7 @@ class InterPodAffinity:
     ) -> QueueingHint:
         """Queue when a node gains (or changes) an affinity topology key, loses (or changes)
         an anti-affinity one, or is added and the pod has anti-affinity."""
-        if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+        if unreadable(old, new, Node):
             return QueueingHint.QUEUE
         try:
             terms, anti_terms = _required_terms(pod)

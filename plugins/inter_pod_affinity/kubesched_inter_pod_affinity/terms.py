@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched import ArgsError, FieldError, Pod
-from kubesched.selectors import EQUALS, IN, NOTHING, LabelSelector, SelectorError
+from kubesched.helpers import compile_selector
+from kubesched.selectors import NOTHING, LabelSelector, SelectorError
 
 __all__ = [
     "AffinityTerm",
@@ -84,23 +85,6 @@ class InterPodAffinityArgs:
 
 
 # --- terms ---------------------------------------------------------------------------------------
-
-
-def compile_selector(selector: LabelSelector) -> Callable[[Mapping[str, str]], bool]:
-    """``selector.matches`` as a function, specialised when every requirement is ``key=value``
-    (``matchLabels``, the usual workload selector)."""
-    if selector.matches_nothing:
-        return lambda labels: False
-    requirements = selector.requirements
-    if not requirements:
-        return lambda labels: True
-    if all(r.operator in (EQUALS, IN) and len(r.values) == 1 for r in requirements):
-        pairs = tuple((r.key, r.values[0]) for r in requirements)
-        if len(pairs) == 1:
-            ((key, value),) = pairs
-            return lambda labels: labels.get(key) == value
-        return lambda labels: all(labels.get(k) == v for k, v in pairs)
-    return selector.matches
 
 
 def _selector_key(selector: LabelSelector) -> str:

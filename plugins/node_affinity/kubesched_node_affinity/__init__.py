@@ -29,6 +29,7 @@ from kubesched import (
     Status,
     hookimpl,
 )
+from kubesched.helpers import MAX_NODE_SCORE, default_normalize_score, unreadable
 from kubesched.selectors import (
     IN,
     OBJECT_NAME_FIELD,
@@ -60,7 +61,6 @@ ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 #: Every required term names nodes, and no node name is common to a term's requirements.
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
 
-MAX_NODE_SCORE = 100
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
@@ -220,11 +220,7 @@ class NodeAffinity:
     @hookimpl
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> None:
         """Scale to 0-100 against the best node (kube's DefaultNormalizeScore)."""
-        highest = max(scores.values(), default=0)
-        if highest == 0:
-            return
-        for node_name, value in scores.items():
-            scores[node_name] = MAX_NODE_SCORE * value // highest
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
 
     @hookimpl
     def sign_pod(self, pod: Pod) -> object:
@@ -246,7 +242,7 @@ class NodeAffinity:
         self, pod: Pod, old: Node | None, new: Node | None
     ) -> QueueingHint:
         """Queue only when the node now matches and (on update) did not before."""
-        if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+        if unreadable(old, new, Node):
             return QueueingHint.QUEUE  # unexpected objects: retry rather than strand the pod
         added = self.args.added_node_selector
         if added is not None and not added.matches(new):

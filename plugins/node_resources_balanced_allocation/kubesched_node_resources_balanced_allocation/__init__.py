@@ -25,6 +25,7 @@ from kubesched import (
     hookimpl,
     pod_requests,
 )
+from kubesched.helpers import MAX_NODE_SCORE
 from kubesched.selectors import label_key_errors
 
 __all__ = [
@@ -41,7 +42,6 @@ __all__ = [
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
-MAX_NODE_SCORE = 100
 CPU = "cpu"
 MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"

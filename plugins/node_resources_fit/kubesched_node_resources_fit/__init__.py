@@ -28,6 +28,7 @@ from kubesched import (
     hookimpl,
     pod_requests,
 )
+from kubesched.helpers import unreadable
 
 from .args import DEFAULT_RESOURCES, NodeResourcesFitArgs, ScoringStrategy
 from .scoring import (
@@ -311,7 +312,7 @@ class NodeResourcesFit:
         self, pod: Pod, old: Node | None, new: Node | None
     ) -> QueueingHint:
         """Queue when the pod fits the node and, on an update, a requested resource grew."""
-        if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+        if unreadable(old, new, Node):
             return QueueingHint.QUEUE
         if not _fits(pod, new):
             return QueueingHint.SKIP

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kubesched import NodeInfo
+from kubesched.helpers import MAX_NODE_SCORE
 from kubesched.selectors import label_key_errors
 
 __all__ = [
@@ -43,7 +44,6 @@ MOST_ALLOCATED = "MostAllocated"
 REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
 SCORING_STRATEGY_TYPES = frozenset({LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO})
 
-MAX_NODE_SCORE = 100
 #: The top score of a ``requestedToCapacityRatio.shape`` point; scaled to MAX_NODE_SCORE.
 MAX_CUSTOM_PRIORITY_SCORE = 10
 MAX_UTILIZATION = 100

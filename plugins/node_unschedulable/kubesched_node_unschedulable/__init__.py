@@ -27,6 +27,7 @@ from kubesched import (
     Taint,
     hookimpl,
 )
+from kubesched.helpers import unreadable
 
 __all__ = ["NAME", "REASON_UNSCHEDULABLE", "TAINT_NODE_UNSCHEDULABLE", "NodeUnschedulable"]
 
@@ -83,7 +84,7 @@ class NodeUnschedulable:
         ]
 
     def _hint_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
-        if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+        if unreadable(old, new, Node):
             return QueueingHint.QUEUE  # kube queues on objects it cannot read
         # Queue when a node is added schedulable, or updated from unschedulable to schedulable.
         if new.unschedulable:

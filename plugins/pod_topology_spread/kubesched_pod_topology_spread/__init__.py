@@ -30,6 +30,7 @@ from kubesched import (
     Status,
     hookimpl,
 )
+from kubesched.helpers import MAX_NODE_SCORE
 from kubesched.selectors import RequiredNodeAffinity, SelectorError
 
 from .constraints import (
@@ -91,7 +92,6 @@ ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread con
 #: The node lacks a constraint's topology key (UnschedulableAndUnresolvable).
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
 
-MAX_NODE_SCORE = 100
 _TOPOLOGY_SPREAD_CONSTRAINTS = "topologySpreadConstraints"
 
 

@@ -11,10 +11,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched import ArgsError, FieldError, Node, Pod, Toleration
+from kubesched import ArgsError, FieldError, Node, Pod
+from kubesched.helpers import compile_selector, find_untolerated_taint
 from kubesched.selectors import (
-    EQUALS,
-    IN,
     LabelSelector,
     RequiredNodeAffinity,
     Requirement,
@@ -59,7 +58,6 @@ SpreadingObjects = Callable[[], Iterable[Mapping[str, Any]]]
 
 _WHEN_UNSATISFIABLE = (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)
 _POLICIES = (HONOR, IGNORE)
-_DO_NOT_SCHEDULE_TAINT_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 SERVICE = "Service"
 REPLICATION_CONTROLLER = "ReplicationController"
 REPLICA_SET = "ReplicaSet"
@@ -224,23 +222,6 @@ def _constraint_errors(constraints: list[Mapping[str, Any]], i: int) -> list[Fie
 # --- constraints ---------------------------------------------------------------------------------
 
 
-def compile_selector(selector: LabelSelector) -> Callable[[Mapping[str, str]], bool]:
-    """``selector.matches`` as a function, specialised when every requirement is ``key=value``
-    (``matchLabels``, the usual workload selector)."""
-    if selector.matches_nothing:
-        return lambda labels: False
-    requirements = selector.requirements
-    if not requirements:
-        return lambda labels: True
-    if all(r.operator in (EQUALS, IN) and len(r.values) == 1 for r in requirements):
-        pairs = tuple((r.key, r.values[0]) for r in requirements)
-        if len(pairs) == 1:
-            ((key, value),) = pairs
-            return lambda labels: labels.get(key) == value
-        return lambda labels: all(labels.get(k) == v for k, v in pairs)
-    return selector.matches
-
-
 @dataclass(frozen=True, slots=True)
 class SpreadConstraint:
     """kube-scheduler's internal ``topologySpreadConstraint``: a constraint, selector parsed."""
@@ -279,18 +260,12 @@ class SpreadConstraint:
         # Broken required terms just match no node: kube ignores the parse errors here too.
         if self.node_affinity_policy == HONOR and not required.match(node):
             return False
-        if self.node_taints_policy == HONOR and _has_untolerated_taint(node, pod.tolerations):
+        if (
+            self.node_taints_policy == HONOR
+            and find_untolerated_taint(node.taints, pod.tolerations) is not None
+        ):
             return False
         return True
-
-
-def _has_untolerated_taint(node: Node, tolerations: list[Toleration]) -> bool:
-    """``FindMatchingUntoleratedTaint`` with ``DoNotScheduleTaintsFilterFunc``."""
-    return any(
-        taint.effect in _DO_NOT_SCHEDULE_TAINT_EFFECTS
-        and not any(t.tolerates(taint) for t in tolerations)
-        for taint in node.taints
-    )
 
 
 def filter_constraints(

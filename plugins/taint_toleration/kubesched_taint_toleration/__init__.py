@@ -8,7 +8,7 @@ NormalizeScore turns the counts around so that the node with the fewest scores 1
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from kubesched import (
@@ -25,9 +25,14 @@ from kubesched import (
     Pod,
     QueueingHint,
     Status,
-    Taint,
-    Toleration,
     hookimpl,
+)
+from kubesched.helpers import (
+    MAX_NODE_SCORE,
+    TolerationIndex,
+    default_normalize_score,
+    find_untolerated_taint,
+    unreadable,
 )
 
 __all__ = [
@@ -48,66 +53,8 @@ REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 #: The pod's tolerations indexed by key, built by the cycle's first Filter call.
 FILTER_INDEX_KEY = "Filter" + NAME + "Index"
-MAX_NODE_SCORE = 100
 
-_DO_NOT_SCHEDULE = frozenset({"NoSchedule", "NoExecute"})
 _PREFER_NO_SCHEDULE = "PreferNoSchedule"
-
-
-class TolerationIndex:
-    """A pod's tolerations by key, so that a taint is compared only with the tolerations
-    that name its key and those with an empty key (which match every key): a node with
-    thousands of taints against a pod with thousands of tolerations stays linear."""
-
-    __slots__ = ("_any_key", "_by_key")
-
-    def __init__(self, tolerations: Iterable[Toleration]) -> None:
-        self._by_key: dict[str, list[Toleration]] = {}
-        self._any_key: list[Toleration] = []
-        for toleration in tolerations:
-            if toleration.key:
-                self._by_key.setdefault(toleration.key, []).append(toleration)
-            else:
-                self._any_key.append(toleration)
-
-    def tolerates(self, taint: Taint) -> bool:
-        """Whether some toleration tolerates ``taint`` (kube's ``TolerationsTolerateTaint``)."""
-        return any(t.tolerates(taint) for t in self._by_key.get(taint.key, ())) or any(
-            t.tolerates(taint) for t in self._any_key
-        )
-
-
-def _tolerated(tolerations: Iterable[Toleration] | TolerationIndex, taint: Taint) -> bool:
-    if isinstance(tolerations, TolerationIndex):
-        return tolerations.tolerates(taint)
-    return any(t.tolerates(taint) for t in tolerations)
-
-
-def find_untolerated_taint(
-    taints: Iterable[Taint], tolerations: list[Toleration] | TolerationIndex
-) -> Taint | None:
-    """The first ``NoSchedule``/``NoExecute`` taint not tolerated, in the node's order."""
-    for taint in taints:
-        if taint.effect in _DO_NOT_SCHEDULE and not _tolerated(tolerations, taint):
-            return taint
-    return None
-
-
-def default_normalize_score(max_priority: int, reverse: bool, scores: dict[str, int]) -> None:
-    """kube-scheduler's ``helper.DefaultNormalizeScore``: scale ``[0, max(scores)]`` to
-    ``[0, max_priority]`` in place; ``reverse`` subtracts each result from ``max_priority``.
-
-    Scores are non-negative, so Python's floor division is Go's truncating one here.
-    """
-    max_count = max(scores.values(), default=0)
-    if max_count == 0:
-        if reverse:
-            for node in scores:
-                scores[node] = max_priority
-        return
-    for node, score in scores.items():
-        score = max_priority * score // max_count
-        scores[node] = max_priority - score if reverse else score
 
 
 class TaintToleration:
@@ -159,7 +106,7 @@ class TaintToleration:
         return sum(
             1
             for taint in node.taints
-            if taint.effect == _PREFER_NO_SCHEDULE and not _tolerated(tolerations, taint)
+            if taint.effect == _PREFER_NO_SCHEDULE and not tolerations.tolerates(taint)
         )
 
     @hookimpl
@@ -187,7 +134,7 @@ class TaintToleration:
         ]
 
     def _hint_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
-        if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+        if unreadable(old, new, Node):
             return QueueingHint.QUEUE  # kube queues on objects it cannot read
         was_untolerated = (
             old is None or find_untolerated_taint(old.taints, pod.tolerations) is not None

@@ -1,0 +1,377 @@
+"""DynamicResources through the scheduler: kube's plugin cases (dynamicresources_test.go) that a
+user sees, the claim written at PreBind, the queue's events and the args."""
+
+from __future__ import annotations
+
+import pytest
+from dra_builders import (
+    CLASS_A,
+    DEVICE_1,
+    DRIVER_A,
+    NODE_1,
+    NODE_2,
+    POOL_1,
+    REQ_0,
+    claim,
+    device,
+    device_class,
+    first_available,
+    local_selector,
+    request,
+    resource_slice,
+    result,
+    sub_request,
+)
+from kubesched_dynamic_resources import (
+    FINALIZER,
+    NAME,
+    REASON_CANNOT_ALLOCATE,
+    REASON_DEALLOCATED,
+    REASON_NOT_AVAILABLE,
+    DynamicResources,
+)
+
+from kubesched import ConfigError, QueueingHint
+from kubesched.testing.builders import make_node, make_pod
+from kubesched.testing.harness import Harness, make_scheduler
+
+
+def pod_with(name: str, *claim_names: str, uid: str = ""):
+    builder = make_pod(name).uid(uid or f"uid-{name}")
+    return builder.spec(
+        resourceClaims=[
+            {"name": f"c{i}", "resourceClaimName": c} for i, c in enumerate(claim_names)
+        ]
+    )
+
+
+def harness(*objects_by_kind, nodes=(NODE_1,), slices=None):
+    objects = {
+        "DeviceClass": [device_class(CLASS_A, DRIVER_A)],
+        "ResourceSlice": slices
+        if slices is not None
+        else [resource_slice("slice-1", device(DEVICE_1), node=NODE_1)],
+        "ResourceClaim": [],
+    }
+    for kind, items in objects_by_kind:
+        objects.setdefault(kind, []).extend(items)
+    return Harness.for_plugin(
+        DynamicResources, nodes=[make_node(n) for n in nodes], objects=objects
+    )
+
+
+def stored_claim(h: Harness, name: str, namespace: str = "default"):
+    for obj in h.backend.objects["ResourceClaim"]:
+        if obj["metadata"]["name"] == name and obj["metadata"]["namespace"] == namespace:
+            return obj
+    raise AssertionError(f"no claim {name}")
+
+
+def test_pod_lands_where_a_device_is_free_and_its_claim_is_allocated_and_reserved():
+    with harness(("ResourceClaim", [claim("gpu")]), nodes=(NODE_1, NODE_2)) as h:
+        report = h.schedule(pod_with("p", "gpu"))
+        assert report.result == "Scheduled" and h.node_of("p") == NODE_1
+        stored = stored_claim(h, "gpu")
+        allocation = stored["status"]["allocation"]
+        assert allocation["devices"]["results"] == [result(REQ_0, DRIVER_A, POOL_1, DEVICE_1)]
+        assert allocation["nodeSelector"] == local_selector(NODE_1)
+        assert "allocationTimestamp" in allocation
+        assert stored["status"]["reservedFor"] == [
+            {"resource": "pods", "name": "p", "uid": "uid-p"}
+        ]
+        assert FINALIZER in stored["metadata"]["finalizers"]
+        # kube: "2 cannot allocate all claims" would be wrong for node-2; it has no slice.
+        assert report.nodes[NODE_2].message == REASON_CANNOT_ALLOCATE
+
+
+def test_second_pod_waits_with_kubes_message_until_the_device_is_free():
+    with harness(("ResourceClaim", [claim("gpu"), claim("gpu-2")])) as h:
+        h.schedule(pod_with("first", "gpu"))
+        report = h.schedule(pod_with("second", "gpu-2"))
+        assert h.node_of("second") is None
+        assert report.message == f"0/1 nodes are available: 1 {REASON_CANNOT_ALLOCATE}."
+        # The resourceclaim controller deallocates the first claim once its pod is gone.
+        h.backend.delete_pod(h.backend.pod("default", "first"))
+        gone = stored_claim(h, "gpu")
+        h.backend.update_object("ResourceClaim", {**gone, "status": {}}, subresource="status")
+        h.run()
+        assert h.node_of("second") == NODE_1
+
+
+def test_the_device_reserved_for_one_pod_is_not_handed_to_the_next_in_the_same_batch():
+    with harness(("ResourceClaim", [claim("a"), claim("b")])) as h:
+        h.add_pod(pod_with("p1", "a"), pod_with("p2", "b"))
+        h.run()
+        placed = [h.node_of("p1"), h.node_of("p2")]
+        assert placed.count(NODE_1) == 1 and placed.count(None) == 1
+
+
+def test_pods_sharing_a_claim_go_where_it_is_allocated():
+    with harness(
+        ("ResourceClaim", [claim("shared")]),
+        nodes=(NODE_1, NODE_2),
+    ) as h:
+        h.schedule(pod_with("p1", "shared"))
+        report = h.schedule(pod_with("p2", "shared"))
+        assert h.node_of("p2") == NODE_1
+        assert report.nodes[NODE_2].message == REASON_NOT_AVAILABLE
+        assert [r["name"] for r in stored_claim(h, "shared")["status"]["reservedFor"]] == [
+            "p1",
+            "p2",
+        ]
+
+
+def test_missing_claim_gates_the_pod_until_it_is_created():
+    with harness() as h:
+        pod = pod_with("p", "later")
+        h.add_pod(pod)
+        h.run()
+        gated = [i for i in h.scheduler.queue.parked() if i.pod.uid == "uid-p"]
+        assert gated and gated[0].gating_plugin == NAME
+        assert gated[0].gating_message == 'resourceclaim.resource.k8s.io "later" not found'
+        h.add_object("ResourceClaim", claim("later"))
+        h.run()
+        assert h.node_of("p") == NODE_1
+
+
+def test_a_claim_from_a_template_waits_for_the_controller():
+    with harness() as h:
+        pod = (
+            make_pod("p")
+            .uid("uid-p")
+            .spec(resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}])
+        )
+        h.add_pod(pod)
+        h.run()
+        gated = next(i for i in h.scheduler.queue.parked() if i.pod.uid == "uid-p")
+        assert gated.gating_message == 'pod "default/p": ResourceClaim not created yet'
+
+
+def test_generated_claim_must_be_owned_by_the_pod():
+    generated = claim("p-gpu-abc")
+    generated["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "uid-p", "controller": True}
+    ]
+    with harness(("ResourceClaim", [generated])) as h:
+        pod = (
+            make_pod("p")
+            .uid("uid-p")
+            .spec(resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}])
+            .obj()
+        )
+        pod.raw.setdefault("status", {})["resourceClaimStatuses"] = [
+            {"name": "gpu", "resourceClaimName": "p-gpu-abc"}
+        ]
+        h.schedule(pod)
+        assert h.node_of("p") == NODE_1
+
+
+def test_unknown_device_class_is_unresolvable_with_kubes_message():
+    with harness(("ResourceClaim", [claim("c", request(REQ_0, "no-such-class"))])) as h:
+        report = h.schedule(pod_with("p", "c"))
+        assert report.result == "Unschedulable"
+        assert report.message == (
+            "0/1 nodes are available: request req-0: device class no-such-class does not exist."
+        )
+
+
+def test_a_failing_selector_is_the_pods_scheduling_error_not_a_crash():
+    bad = claim("c", request(REQ_0, CLASS_A, 1, f'device.attributes["{DRIVER_A}"].model == "x"'))
+    with harness(("ResourceClaim", [bad])) as h:
+        report = h.schedule(pod_with("p", "c"))
+        assert report.result == "SchedulerError"
+        assert "selector #0 on device driver-a/pool-1/device-1: CEL runtime error: " in (
+            report.message
+        )
+        assert "no such key: model" in report.message
+
+
+def test_first_available_scores_the_node_with_the_preferred_subrequest():
+    slices = [
+        resource_slice("big", device("big-1", {"size": {"string": "big"}}), node=NODE_1),
+        resource_slice("small", device("small-1", {"size": {"string": "small"}}), node=NODE_2,
+                       pool="pool-2"),
+    ]  # fmt: skip
+    big = f'device.attributes["{DRIVER_A}"].size == "big"'
+    wanted = claim(
+        "c",
+        first_available(
+            REQ_0,
+            sub_request("big", CLASS_A, selectors=[{"cel": {"expression": big}}]),
+            sub_request("any", CLASS_A),
+        ),
+    )
+    with harness(("ResourceClaim", [wanted]), nodes=(NODE_2, NODE_1), slices=slices) as h:
+        h.schedule(pod_with("p", "c"))
+        assert h.node_of("p") == NODE_1
+        results = stored_claim(h, "c")["status"]["allocation"]["devices"]["results"]
+        assert results[0]["request"] == f"{REQ_0}/big"
+
+
+def test_post_filter_deallocates_a_claim_that_keeps_the_pod_off_every_node():
+    allocated = claim("c")
+    allocated["status"] = {
+        "allocation": {
+            "devices": {"results": [result(REQ_0, DRIVER_A, POOL_1, DEVICE_1)]},
+            "nodeSelector": local_selector("gone-node"),
+        }
+    }
+    with harness(("ResourceClaim", [allocated])) as h:
+        report = h.schedule(pod_with("p", "c"))
+        assert report.message.startswith(f"0/1 nodes are available: 1 {REASON_NOT_AVAILABLE}.")
+        assert REASON_DEALLOCATED in report.message
+        assert "allocation" not in stored_claim(h, "c")["status"]
+        h.run()  # the deallocation is a claim event: the pod is retried and fits now
+        assert h.node_of("p") == NODE_1
+
+
+def test_pods_without_claims_skip_the_plugin():
+    with harness() as h:
+        report = h.schedule(make_pod("plain"))
+        assert report.result == "Scheduled"
+
+
+# -- TestIsSchedulableAfterClaimChange -----------------------------------------------------------
+def _plugin(claims):
+    scheduler, _backend = make_scheduler(
+        {NAME: DynamicResources},
+        {"plugins": {"multiPoint": {"enabled": [{"name": NAME}]}}},
+        objects={"ResourceClaim": claims},
+    )
+    return scheduler.frameworks["custom-scheduler"].plugins[NAME]
+
+
+def _allocated(obj):
+    out = {**obj, "status": {"allocation": {"devices": {"results": []}}}}
+    return out
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"),
+    [
+        pytest.param(None, claim("c"), QueueingHint.QUEUE, id="queue-on-add"),
+        pytest.param(None, claim("other"), QueueingHint.SKIP, id="skip-other-claim"),
+        pytest.param(claim("c"), claim("c"), QueueingHint.SKIP, id="skip-no-status-change"),
+        pytest.param(claim("c"), _allocated(claim("c")), QueueingHint.QUEUE, id="queue-status"),
+        pytest.param(
+            _allocated(claim("other")), claim("other"), QueueingHint.QUEUE, id="deallocated"
+        ),
+        pytest.param(claim("c"), None, QueueingHint.SKIP, id="skip-deleted-unallocated"),
+        pytest.param(_allocated(claim("c")), None, QueueingHint.QUEUE, id="queue-deleted-alloc"),
+    ],
+)
+def test_hint_claim_change(old, new, want):
+    plugin = _plugin([claim("c"), claim("other")])
+    assert plugin._hint_claim_change(pod_with("p", "c").obj(), old, new) is want
+
+
+def test_args_are_validated_all_at_once():
+    profile = {
+        "plugins": {"multiPoint": {"enabled": [{"name": NAME}]}},
+        "pluginConfig": [
+            {"name": NAME, "args": {"filterTimeout": "-1s", "bindingTimeout": "5", "x": 1}}
+        ],
+    }
+    with pytest.raises(ConfigError) as caught:
+        make_scheduler({NAME: DynamicResources}, profile)
+    assert [str(e) for e in caught.value.errors] == [
+        "profiles[0].pluginConfig[0].args.x: unknown field; allowed: filterTimeout, bindingTimeout",
+        "profiles[0].pluginConfig[0].args.filterTimeout: must be zero or positive, got '-1s'",
+        "profiles[0].pluginConfig[0].args.bindingTimeout: must be a duration such as '10s', "
+        "got '5'",
+    ]
+
+
+# -- simulate: DRA objects from manifests, allocations seen by the next pod -----------------------
+CLUSTER_YAML = f"""
+apiVersion: v1
+kind: Node
+metadata: {{name: {NODE_1}}}
+status: {{allocatable: {{cpu: "4", memory: 8Gi, pods: "110"}}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {{name: {CLASS_A}}}
+spec:
+  selectors: [{{cel: {{expression: 'device.driver == "{DRIVER_A}"'}}}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {{name: slice-1}}
+spec:
+  driver: {DRIVER_A}
+  nodeName: {NODE_1}
+  pool: {{name: {POOL_1}, generation: 1, resourceSliceCount: 1}}
+  devices: [{{name: {DEVICE_1}}}]
+"""
+
+
+def _claim_and_pod(name: str) -> str:
+    return f"""
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: {name}-claim, namespace: default, uid: uid-{name}-claim}}
+spec:
+  devices:
+    requests: [{{name: {REQ_0}, exactly: {{deviceClassName: {CLASS_A}}}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: default, uid: uid-{name}}}
+spec:
+  schedulerName: custom-scheduler
+  containers: [{{name: c, image: busybox}}]
+  resourceClaims: [{{name: gpu, resourceClaimName: {name}-claim}}]
+"""
+
+
+def test_simulate_reads_dra_objects_and_the_next_pod_sees_the_allocation():
+    from kubesched.manifests import parse_cluster
+    from kubesched.simulate import simulate
+    from kubesched.testing.harness import make_config
+
+    text = CLUSTER_YAML + _claim_and_pod("first") + _claim_and_pod("second")
+    cluster = parse_cluster(text, "cluster.yaml")
+    assert sorted(cluster.objects) == ["DeviceClass", "ResourceClaim", "ResourceSlice"]
+    config, registry = make_config(
+        {NAME: DynamicResources}, {"plugins": {"multiPoint": {"enabled": [{"name": NAME}]}}}
+    )
+    outcome = {p.name: (p.node, p.message) for p in simulate(cluster, config, registry).pods}
+    assert outcome["first"] == (NODE_1, "")
+    assert outcome["second"] == (
+        None,
+        f"0/1 nodes are available: 1 {REASON_CANNOT_ALLOCATE}.",
+    )
+
+
+def test_a_generated_claim_in_the_pod_status_is_its_own_update_action():
+    from kubesched import ActionType
+    from kubesched.event_handlers import pod_update_actions
+
+    old = make_pod("p").uid("uid-p").obj()
+    new = make_pod("p").uid("uid-p").obj()
+    new.raw.setdefault("status", {})["resourceClaimStatuses"] = [
+        {"name": "gpu", "resourceClaimName": "p-gpu-x"}
+    ]
+    assert pod_update_actions(old, new) == ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
+
+
+def test_the_generated_claim_moves_the_gated_pod_to_the_queue():
+    generated = claim("p-gpu-abc")
+    generated["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "uid-p", "controller": True}
+    ]
+    with harness(("ResourceClaim", [generated])) as h:
+        entries = [{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}]
+        pending = make_pod("p").uid("uid-p").spec(resourceClaims=entries).obj()
+        h.add_pod(pending)
+        h.run()
+        assert h.node_of("p") is None
+        updated = make_pod("p").uid("uid-p").spec(resourceClaims=entries).obj()
+        updated.raw.setdefault("status", {})["resourceClaimStatuses"] = [
+            {"name": "gpu", "resourceClaimName": "p-gpu-abc"}
+        ]
+        h.backend.add_pod(updated)  # same uid: an update
+        h.run()
+        assert h.node_of("p") == NODE_1

@@ -1,0 +1,297 @@
+"""NodeVolumeLimits: a node takes no more volumes of a CSI driver than its CSINode allows.
+
+kube-scheduler's plugin of the same name (``pkg/scheduler/framework/plugins/nodevolumelimits``,
+``CSILimits``, v1.37). Filter counts the unique volumes (``driver/volumeHandle``) the pod would
+add on the node, per driver, against ``CSINode.spec.drivers[].allocatable.count``; the volumes of
+the node's pods, and those VolumeAttachments show attached there, count once each. In-tree
+volumes of plugins migrated to CSI (GCE PD, AWS EBS, Azure Disk, Cinder, vSphere) count under
+their CSI driver when the CSINode says the migration is on. A claim not yet bound counts under
+its class's provisioner.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from kubesched import (
+    ActionType,
+    ArgsError,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    EventResource,
+    FieldError,
+    Handle,
+    NodeInfo,
+    Pod,
+    QueueingHint,
+    Status,
+    hookimpl,
+)
+from kubesched.storage import (
+    by_key,
+    claim_class,
+    ephemeral_owner_error,
+    meta,
+    not_found,
+    pod_claims,
+    pod_volumes,
+    uses_claim,
+)
+
+__all__ = ["IN_TREE_DRIVERS", "NAME", "REASON_MAX_VOLUME_COUNT", "NodeVolumeLimits"]
+
+NAME = "NodeVolumeLimits"
+REASON_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
+#: The CSINode annotation listing the in-tree plugins migrated to CSI on that node.
+ANN_MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
+
+#: In-tree volume source -> (in-tree plugin name, CSI driver, the field naming the volume).
+IN_TREE_DRIVERS: dict[str, tuple[str, str, str]] = {
+    "gcePersistentDisk": ("kubernetes.io/gce-pd", "pd.csi.storage.gke.io", "pdName"),
+    "awsElasticBlockStore": ("kubernetes.io/aws-ebs", "ebs.csi.aws.com", "volumeID"),
+    "azureDisk": ("kubernetes.io/azure-disk", "disk.csi.azure.com", "diskURI"),
+    "cinder": ("kubernetes.io/cinder", "cinder.csi.openstack.org", "volumeID"),
+    "vsphereVolume": ("kubernetes.io/vsphere-volume", "csi.vsphere.vmware.com", "volumePath"),
+}
+_PROVISIONER_DRIVERS = {plugin: driver for plugin, driver, _ in IN_TREE_DRIVERS.values()}
+
+
+def _migration_on(csi_node: Mapping[str, Any] | None, plugin: str) -> bool:
+    """kube's ``isCSIMigrationOn`` (every migration is GA): the CSINode lists the plugin."""
+    if csi_node is None:
+        return False
+    listed = (meta(csi_node).get("annotations") or {}).get(ANN_MIGRATED_PLUGINS) or ""
+    return plugin in {p.strip() for p in str(listed).split(",")}
+
+
+def _in_tree(source_holder: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """``(plugin, driver, handle)`` of an in-tree migratable source in a volume or PV spec."""
+    for field, (plugin, driver, key) in IN_TREE_DRIVERS.items():
+        source = source_holder.get(field)
+        if isinstance(source, Mapping):
+            return plugin, driver, str(source.get(key) or "")
+    return None
+
+
+def _limits(csi_node: Mapping[str, Any] | None) -> dict[str, int]:
+    """Per driver, ``allocatable.count`` of the CSINode (kube's ``getVolumeLimits``)."""
+    if csi_node is None:
+        return {}
+    limits = {}
+    for driver in (csi_node.get("spec") or {}).get("drivers") or ():
+        count = (driver.get("allocatable") or {}).get("count")
+        if isinstance(count, int) and not isinstance(count, bool):
+            limits[str(driver.get("name") or "")] = count
+    return limits
+
+
+class _Lookup:
+    """One Filter call's view of the listers (each listed once, when first needed)."""
+
+    def __init__(self, plugin: NodeVolumeLimits) -> None:
+        self.plugin = plugin
+        self._pvcs: dict[str, Mapping[str, Any]] | None = None
+        self._pvs: dict[str, Mapping[str, Any]] | None = None
+        self._classes: dict[str, Mapping[str, Any]] | None = None
+
+    def pvc(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        if self._pvcs is None:
+            self._pvcs = by_key(self.plugin.list_pvcs())
+        return self._pvcs.get(f"{namespace}/{name}")
+
+    def pv(self, name: str) -> Mapping[str, Any] | None:
+        if self._pvs is None:
+            self._pvs = by_key(self.plugin.list_pvs())
+        return self._pvs.get(name)
+
+    def storage_class(self, name: str) -> Mapping[str, Any] | None:
+        if self._classes is None:
+            self._classes = by_key(self.plugin.list_classes())
+        return self._classes.get(name)
+
+
+class NodeVolumeLimits:
+    """Keeps a node's CSI volumes within its drivers' attach limits."""
+
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        if args:
+            raise ArgsError(
+                [FieldError(key, f"unknown field; {NAME} takes no args") for key in args]
+            )
+        self.list_csi_nodes = handle.lister("CSINode")
+        self.list_pvs = handle.lister("PersistentVolume")
+        self.list_pvcs = handle.lister("PersistentVolumeClaim")
+        self.list_classes = handle.lister("StorageClass")
+        self.list_attachments = handle.lister("VolumeAttachment")
+        # kube's randomVolumeIDPrefix: an unbound claim's stand-in handle never meets a real one.
+        self._unbound_prefix = uuid.uuid4().hex
+
+    @staticmethod
+    def _counted(volume: Mapping[str, Any], csi_node: Mapping[str, Any] | None) -> bool:
+        return (
+            isinstance(volume.get("persistentVolumeClaim"), Mapping)
+            or isinstance(volume.get("ephemeral"), Mapping)
+            or _in_tree(volume) is not None
+        )
+
+    @hookimpl
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status | None:
+        """Skip pods without a claim, an ephemeral volume or a migratable in-tree volume."""
+        if any(self._counted(v, None) for v in pod_volumes(pod)):
+            return None
+        return Status.skip()
+
+    def _driver_info(
+        self, lookup: _Lookup, csi_node: Mapping[str, Any] | None, pvc: Mapping[str, Any]
+    ) -> tuple[str, str]:
+        """kube's ``getCSIDriverInfo``: the claim's driver and volume handle, or ``("", "")``
+        when it does not count."""
+        pv_name = (pvc.get("spec") or {}).get("volumeName") or ""
+        pv = lookup.pv(pv_name) if pv_name else None
+        if pv is None:
+            return self._driver_info_from_class(lookup, csi_node, pvc)
+        spec = pv.get("spec") or {}
+        csi = spec.get("csi")
+        if isinstance(csi, Mapping):
+            return str(csi.get("driver") or ""), str(csi.get("volumeHandle") or "")
+        in_tree = _in_tree(spec)
+        if in_tree is None or not _migration_on(csi_node, in_tree[0]):
+            return "", ""
+        return in_tree[1], in_tree[2]
+
+    def _driver_info_from_class(
+        self, lookup: _Lookup, csi_node: Mapping[str, Any] | None, pvc: Mapping[str, Any]
+    ) -> tuple[str, str]:
+        class_name = claim_class(pvc)
+        storage_class = lookup.storage_class(class_name) if class_name else None
+        if storage_class is None:
+            return "", ""
+        m = meta(pvc)
+        handle = f"{self._unbound_prefix}-{m.get('namespace', '')}/{m.get('name', '')}"
+        provisioner = str(storage_class.get("provisioner") or "")
+        if provisioner in _PROVISIONER_DRIVERS:
+            if not _migration_on(csi_node, provisioner):
+                return "", ""
+            return _PROVISIONER_DRIVERS[provisioner], handle
+        return provisioner, handle
+
+    def _attachable(
+        self,
+        lookup: _Lookup,
+        pod: Pod,
+        csi_node: Mapping[str, Any] | None,
+        new_pod: bool,
+        result: dict[str, str],
+    ) -> Status | None:
+        """kube's ``filterAttachableVolumes``: ``driver/handle -> driver`` for each of the pod's
+        volumes that counts. For the pod being scheduled a missing claim is a rejection; for
+        the node's pods it is not counted."""
+        claims = {id(c.volume): c for c in pod_claims(pod)}
+        for volume in pod_volumes(pod):
+            claim = claims.get(id(volume))
+            if claim is None:
+                in_tree = _in_tree(volume)
+                if in_tree is not None and _migration_on(csi_node, in_tree[0]) and in_tree[2]:
+                    result[f"{in_tree[1]}/{in_tree[2]}"] = in_tree[1]
+                continue
+            if not claim.name:
+                return Status.error("PersistentVolumeClaim had no name")
+            pvc = lookup.pvc(pod.namespace, claim.name)
+            if pvc is None:
+                if new_pod:
+                    return Status.unresolvable(
+                        f"looking up PVC {pod.namespace}/{claim.name}: "
+                        + not_found("PersistentVolumeClaim", claim.name)
+                    )
+                continue
+            if claim.ephemeral:
+                problem = ephemeral_owner_error(pod, pvc)
+                if problem:
+                    return Status.error(problem)
+            driver, handle = self._driver_info(lookup, csi_node, pvc)
+            if driver and handle:
+                result[f"{driver}/{handle}"] = driver
+        return None
+
+    def _attached_by_attachments(
+        self, lookup: _Lookup, node_name: str, result: dict[str, str]
+    ) -> None:
+        """Volumes VolumeAttachments hold on the node (a deleted pod's volume not yet
+        detached still takes a slot)."""
+        for attachment in self.list_attachments():
+            spec = attachment.get("spec") or {}
+            if spec.get("nodeName") != node_name:
+                continue
+            pv_name = (spec.get("source") or {}).get("persistentVolumeName")
+            pv = lookup.pv(pv_name) if pv_name else None
+            csi = ((pv or {}).get("spec") or {}).get("csi")
+            if isinstance(csi, Mapping) and csi.get("driver") and csi.get("volumeHandle"):
+                result[f"{csi['driver']}/{csi['volumeHandle']}"] = str(csi["driver"])
+
+    @hookimpl
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Reject the node when a driver's new volumes would pass its attach limit."""
+        if not pod_volumes(pod):
+            return None
+        csi_node = next(
+            (c for c in self.list_csi_nodes() if meta(c).get("name") == node_info.name), None
+        )
+        lookup = _Lookup(self)
+        new_volumes: dict[str, str] = {}
+        problem = self._attachable(lookup, pod, csi_node, True, new_volumes)
+        if problem is not None:
+            return problem
+        if not new_volumes:
+            return None
+        limits = _limits(csi_node)
+        if not limits:
+            return None
+        attached: dict[str, str] = {}
+        for existing in node_info.pods.values():
+            problem = self._attachable(lookup, existing, csi_node, False, attached)
+            if problem is not None:
+                return problem
+        self._attached_by_attachments(lookup, node_info.name, attached)
+        attached_count: dict[str, int] = {}
+        for unique, driver in attached.items():
+            new_volumes.pop(unique, None)  # a volume shared with a pod there counts once
+            attached_count[driver] = attached_count.get(driver, 0) + 1
+        new_count: dict[str, int] = {}
+        for driver in new_volumes.values():
+            new_count[driver] = new_count.get(driver, 0) + 1
+        for driver, count in new_count.items():
+            limit = limits.get(driver)
+            if limit is not None and attached_count.get(driver, 0) + count > limit:
+                return Status.unschedulable(REASON_MAX_VOLUME_COUNT)
+        return None
+
+    @hookimpl
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """kube's list: a CSINode added (no hint), a pod with volumes deleted from a node, a
+        claim of the pod added."""
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.CSI_NODE, ActionType.ADD)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.DELETE), self._pod_deleted
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+                self._claim_added,
+            ),
+        ]
+
+    def _pod_deleted(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        if not isinstance(old, Pod) or not old.node_name:
+            return QueueingHint.SKIP
+        if any(self._counted(v, None) for v in pod_volumes(old)):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    @staticmethod
+    def _claim_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        return QueueingHint.QUEUE if uses_claim(pod, new) else QueueingHint.SKIP

@@ -1,0 +1,188 @@
+"""DynamicResources in ``kubesched run`` against a real kube-apiserver, as the scheduler's own
+least-privilege identity (deploy/manifests/rbac.yaml): a pod whose claim asks for one device of a
+class lands on the node whose ResourceSlice has it, and the claim ends allocated (with the
+delete-protection finalizer) and reserved for the pod; a second pod asking for a device of the
+same class waits with kube-scheduler's message until the first pod is gone and its claim
+released.
+
+No kube-controller-manager runs here, so the test does the resourceclaim controller's part
+(clearing ``reservedFor`` and the allocation of a deleted pod's claim) itself."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client
+from kubesched_process import (
+    LABEL,
+    SA_GROUPS,
+    SA_USER,
+    KubeschedProcess,
+    apply_rbac,
+    seed_config,
+    wait_for,
+)
+
+SCHEDULER = "custom-scheduler"
+GROUP, VERSION = "resource.k8s.io", "v1"
+DRIVER = "gpu.example.com"
+
+
+@pytest.fixture(scope="module")
+def scheduler_kubeconfig(control_plane, admin_client):
+    apply_rbac(admin_client)
+    return control_plane.kubeconfig_for(SA_USER, SA_GROUPS)
+
+
+@pytest.fixture
+def kubesched(tmp_path, scheduler_kubeconfig) -> Iterator[KubeschedProcess]:
+    path = seed_config(tmp_path / "config.yaml", backoff=(0.5, 1))
+    config = yaml.safe_load(path.read_text())
+    points = config["profiles"][0]["plugins"]
+    points["preFilter"]["enabled"] = [{"name": "DynamicResources"}]
+    points["filter"]["enabled"].append({"name": "DynamicResources"})
+    path.write_text(yaml.safe_dump(config))
+    proc = KubeschedProcess(path, scheduler_kubeconfig, tmp_path / "kubesched.log")
+    yield proc
+    if proc.proc.poll() is None:
+        proc.terminate()
+
+
+@pytest.fixture
+def dra(admin_client) -> Iterator[client.CustomObjectsApi]:
+    api = client.CustomObjectsApi(admin_client)
+    created: list[tuple[str, str]] = []
+    api.created = created  # type: ignore[attr-defined]
+    yield api
+    for plural, name in created:
+        try:
+            api.delete_cluster_custom_object(GROUP, VERSION, plural, name)
+        except client.ApiException:
+            pass
+
+
+def claim(name: str, device_class: str) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name},
+        "spec": {
+            "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": device_class}}]}
+        },
+    }
+
+
+def pod(name: str, claim_name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "schedulerName": SCHEDULER,
+            "terminationGracePeriodSeconds": 0,
+            "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}],
+            "resourceClaims": [{"name": "gpu", "resourceClaimName": claim_name}],
+        },
+    }
+
+
+def test_a_claim_for_one_device_is_allocated_where_the_device_is_and_a_second_pod_waits(
+    core_v1, namespace, nodes, kubesched, dra
+):
+    suffix = uuid.uuid4().hex[:6]
+    node = nodes(labels={LABEL: "true"}).metadata.name
+    nodes(labels={LABEL: "true"})  # a node without devices
+    device_class = f"it-gpu-{suffix}"
+    dra.create_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "deviceclasses",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "DeviceClass",
+            "metadata": {"name": device_class},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+        },
+    )
+    dra.created.append(("deviceclasses", device_class))
+    slice_name = f"it-{node}-{suffix}"
+    dra.create_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "resourceslices",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "ResourceSlice",
+            "metadata": {"name": slice_name},
+            "spec": {
+                "driver": DRIVER,
+                "nodeName": node,
+                "pool": {"name": f"{node}-{suffix}", "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "a100"}}}],
+            },
+        },
+    )
+    dra.created.append(("resourceslices", slice_name))
+    for name in ("first-gpu", "second-gpu"):
+        dra.create_namespaced_custom_object(
+            GROUP, VERSION, namespace, "resourceclaims", claim(name, device_class)
+        )
+    kubesched.wait_ready()
+
+    core_v1.create_namespaced_pod(namespace, pod("first", "first-gpu"))
+    bound = wait_for(
+        lambda: core_v1.read_namespaced_pod("first", namespace).spec.node_name,
+        60,
+        what=f"the first pod bound\n{kubesched.log.read_text()[-3000:]}",
+    )
+    assert bound == node
+    first_uid = core_v1.read_namespaced_pod("first", namespace).metadata.uid
+    stored = dra.get_namespaced_custom_object(
+        GROUP, VERSION, namespace, "resourceclaims", "first-gpu"
+    )
+    results = stored["status"]["allocation"]["devices"]["results"]
+    assert [(r["request"], r["driver"], r["device"]) for r in results] == [("gpu", DRIVER, "gpu-0")]
+    assert stored["status"]["reservedFor"] == [
+        {"resource": "pods", "name": "first", "uid": first_uid}
+    ]
+    assert "resource.kubernetes.io/delete-protection" in stored["metadata"]["finalizers"]
+
+    core_v1.create_namespaced_pod(namespace, pod("second", "second-gpu"))
+
+    def unschedulable_message() -> str:
+        for condition in core_v1.read_namespaced_pod("second", namespace).status.conditions or ():
+            if condition.type == "PodScheduled" and condition.status == "False":
+                return condition.message or ""
+        return ""
+
+    message = wait_for(unschedulable_message, 60, what="the second pod unschedulable")
+    assert message.startswith("0/")
+    assert "2 cannot allocate all claims" in message  # both labelled nodes
+    assert core_v1.read_namespaced_pod("second", namespace).spec.node_name is None
+
+    # The first pod goes; the resourceclaim controller releases its claim.
+    core_v1.delete_namespaced_pod("first", namespace, grace_period_seconds=0)
+    stored = dra.get_namespaced_custom_object(
+        GROUP, VERSION, namespace, "resourceclaims", "first-gpu"
+    )
+    stored["status"] = {}
+    dra.replace_namespaced_custom_object_status(
+        GROUP, VERSION, namespace, "resourceclaims", "first-gpu", stored
+    )
+    assert (
+        wait_for(
+            lambda: core_v1.read_namespaced_pod("second", namespace).spec.node_name,
+            60,
+            what=f"the second pod bound\n{kubesched.log.read_text()[-3000:]}",
+        )
+        == node
+    )
+    # No controller removes the finalizers: let the namespace go.
+    for name in ("first-gpu", "second-gpu"):
+        dra.patch_namespaced_custom_object(
+            GROUP, VERSION, namespace, "resourceclaims", name, {"metadata": {"finalizers": None}}
+        )
