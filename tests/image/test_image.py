@@ -52,8 +52,9 @@ from kubernetes import client
 LABEL = "scheduler.custom/enabled"
 LEASE = ("kube-system", "custom-scheduler")
 SERVICEACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
-#: The default target's size budget on the stand-in base (deploy/README.md, "Size").
-SIZE_LIMIT_MB = 250
+#: The default target's size budget on the stand-in base (deploy/README.md, "Size"): 250 MB was
+#: met at 212 MB; DynamicResources then brought cel-expr-python, 50 MB of native extensions.
+SIZE_LIMIT_MB = 275
 BUNDLED = sorted(p.name for p in (DEPLOY.parent / "plugins").iterdir() if p.is_dir())
 
 
