@@ -50,7 +50,7 @@ def test_the_service_account_directory_can_be_moved(tmp_path, monkeypatch):
     api = api_client_for()
     assert api.configuration.host == "https://127.0.0.1:6443"
     assert api.configuration.ssl_ca_cert == str(tmp_path / "ca.crt")
-    assert api.configuration.api_key["BearerToken"] == "bearer the-token"
+    assert api.configuration.get_api_key_with_prefix("BearerToken") == "Bearer the-token"
     monkeypatch.delenv(SERVICEACCOUNT_DIR_ENV)
     assert str(serviceaccount_dir()) == "/var/run/secrets/kubernetes.io/serviceaccount"
 
