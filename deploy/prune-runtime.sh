@@ -11,6 +11,8 @@
 #   - kubernetes.aio, the official client's asyncio twin (~68 MB), and what only it imports:
 #     aiohttp and its dependencies; kubesched uses the synchronous client
 #   - test modules shipped inside distributions (tests/ and test/ packages, *_test.py, test_*.py)
+#   - cel-expr-python's extensions no kubesched code loads (encoders, math, proto: 18.6 MB of
+#     native code); DynamicResources' CEL environment uses bindings, optional and strings only
 # with their compiled files and installed-file records, and fails if anything kubesched or a
 # bundled plugin imports is gone.
 set -euo pipefail
@@ -54,6 +56,7 @@ EOF
 rm -rf "$site"/{pip,setuptools,wheel,pkg_resources,_distutils_hack,aiohttp} \
     "$site"/distutils-precedence.pth "$prefix"/bin/pip* "$prefix"/bin/wheel
 rm -rf "$site/kubernetes/aio"
+rm -f "$site"/cel_expr_python/ext/ext_{encoders,math,proto}.*
 find "$site" -depth -type d \( -name tests -o -name test \) -exec rm -rf {} +
 find "$site" -type f \( -name '*_test.py' -o -name 'test_*.py' \) -delete
 find "$site" -type f -path '*/__pycache__/*' \( -name '*_test.*.pyc' -o -name 'test_*.pyc' \) -delete
@@ -71,5 +74,11 @@ import importlib, pkgutil, kubernetes, kubesched
 for module in pkgutil.walk_packages(kubesched.__path__, "kubesched."):
     # kubesched.testing: test helpers (pytest, cryptography); __main__ would run the CLI
     if not module.name.startswith(("kubesched.testing", "kubesched.__main__")):
-        importlib.import_module(module.name)'
+        importlib.import_module(module.name)
+for name in ("bindings", "optional", "strings"):  # what DynamicResources CEL environment loads
+    try:
+        importlib.import_module(f"cel_expr_python.ext.ext_{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("cel_expr_python.ext."):
+            raise'
 du -sh "$prefix" | sed 's/\t/  /'
