@@ -241,6 +241,8 @@ def test_the_readme_overlay_pins_the_image_by_digest(kubectl, tmp_path):
     (image,) = overlay["images"]
     assert container["image"] == f"{image['newName']}@{image['digest']}"
     assert re.fullmatch(r"sha256:[0-9a-f]{64}", image["digest"])
+
+
 def test_the_network_policy_admits_only_the_health_port():
     """Ingress to the scheduler's pods only on the port its container serves health and
     metrics on; the policy selects exactly the Deployment's pods."""
