@@ -2,7 +2,7 @@
 
 An assumed pod counts on its node as soon as the scheduling cycle picks the node, so the next
 cycle does not give its room away; the watch confirming the binding turns it into an ordinary
-pod, and a failed binding forgets it at once (DESIGN.md §3).
+pod, and a failed binding forgets it at once.
 """
 
 from __future__ import annotations

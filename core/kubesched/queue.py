@@ -1,4 +1,4 @@
-"""The scheduling queue: activeQ, backoffQ and the unschedulable pool (DESIGN.md §3).
+"""The scheduling queue: activeQ, backoffQ and the unschedulable pool.
 
 - activeQ is a heap ordered by the QueueSort plugin; ``pop`` blocks until a pod is there.
 - A pod that failed with an Error, or was rejected while a relevant event arrived during its
@@ -490,11 +490,6 @@ class SchedulingQueue:
         """The pods in the unschedulable pool (gated ones included)."""
         with self._cond:
             return [info for info, _ in self._unschedulable.values()]
-
-    def wake(self) -> None:
-        """Let a blocked ``pop`` look again (e.g. after the clock moved)."""
-        with self._cond:
-            self._cond.notify_all()
 
     def close(self) -> None:
         with self._cond:

@@ -20,7 +20,7 @@ from typing import Any
 
 from . import hookspecs
 from .errors import PluginLoadError
-from .hookspecs import COMPANION_HOOKS, EXTENSION_POINTS, PROJECT
+from .hookspecs import EXTENSION_POINTS, PROJECT
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -91,12 +91,6 @@ def extension_points_of(plugin: Any) -> list[str]:
         if member is not None and hasattr(member, _IMPL_MARK):
             points.append(point)
     return points
-
-
-def implemented_hooks(plugin: Any) -> list[str]:
-    """Every hook (including companions such as ``normalize_score``) the plugin implements."""
-    hooks = [*EXTENSION_POINTS.values(), *COMPANION_HOOKS]
-    return [h for h in hooks if hasattr(getattr(plugin, h, None), _IMPL_MARK)]
 
 
 @dataclass

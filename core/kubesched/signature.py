@@ -30,10 +30,6 @@ class PodSignature:
     key: str
     unsigned: frozenset[str]
 
-    def covers(self, plugins: list[str]) -> bool:
-        """Whether every one of ``plugins`` signed the pod."""
-        return not any(plugin in self.unsigned for plugin in plugins)
-
 
 def signature_key(scheduler_name: str, fragments: list[tuple[str, Any]]) -> str | None:
     """The fragments as one canonical string; ``None`` when a fragment is not JSON data."""

@@ -7,7 +7,6 @@ exceptions. The codes and their meaning follow kube-scheduler's ``framework.Code
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
 
 __all__ = ["Code", "Status"]
 
@@ -123,8 +122,3 @@ class Status:
 
 
 _REJECTED = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
-
-
-def merge_reasons(statuses: Iterable[Status]) -> list[str]:
-    """Every reason of every status, in order (used for diagnosis messages)."""
-    return [reason for status in statuses for reason in status.reasons]

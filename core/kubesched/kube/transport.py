@@ -1,7 +1,7 @@
 """Raw JSON requests to the apiserver with the official client's configuration and auth.
 
 The client's generated API methods validate every argument and build model objects for every
-response (DESIGN.md §6); the scheduler needs neither, so it sends JSON and reads JSON. Every
+response; the scheduler needs neither, so it sends JSON and reads JSON. Every
 request (Bindings, status patches, events, lists, watches) goes through :mod:`.http_client`
 (urllib3's connection pool used directly) with the TLS settings, proxy and credentials of the
 client's ``Configuration``; the credentials header is read per request (trimmed), so a
@@ -264,7 +264,3 @@ class Transport:
     def close(self) -> None:
         self.pool.close()
         self.api_client.close()
-
-
-def list_query(items: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    return [(k, v) for k, v in items.items() if v is not None]
