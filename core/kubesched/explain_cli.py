@@ -1,7 +1,7 @@
 """``kubesched explain POD`` and ``kubesched simulate --explain``: each plugin's decision per node.
 
 The cluster file is scheduled exactly as ``kubesched simulate`` schedules it (so a pod sees the
-pods placed before it), with a :class:`~kubesched.testing.explain.ExplainRecorder` attached. For
+pods placed before it), with a :class:`~kubesched.explain_recorder.ExplainRecorder` attached. For
 each scheduling cycle of a pod it prints a table of nodes × Filter plugins (each verdict and
 reason), a table of nodes × Score plugins (raw, normalized and weighted scores, the totals), the
 once-per-cycle points, and which node won and why. ``-o json`` prints the same as data.
@@ -18,12 +18,12 @@ from typing import Any, TextIO
 from . import whatif
 from .config import SchedulerConfiguration
 from .errors import KubeschedError
+from .explain_recorder import EXCLUDED, NOT_EVALUATED, REJECTED, CycleReport, ExplainRecorder
 from .manifests import Cluster
 from .objects import Pod
 from .registry import Registry
 from .simulate import SimulationResult, simulate
 from .startup import load_checked
-from .testing.explain import EXCLUDED, NOT_EVALUATED, REJECTED, CycleReport, ExplainRecorder
 
 __all__ = [
     "cmd_explain",

@@ -24,10 +24,7 @@ from kubesched import (
     hookimpl,
 )
 from kubesched.config import parse_config
-from kubesched.manifests import Cluster
-from kubesched.registry import Registry
-from kubesched.testing.builders import make_node, make_pod
-from kubesched.testing.explain import (
+from kubesched.explain_recorder import (
     FEASIBLE,
     NOT_EVALUATED,
     REJECTED,
@@ -35,6 +32,9 @@ from kubesched.testing.explain import (
     Verdict,
     verdict_of,
 )
+from kubesched.manifests import Cluster
+from kubesched.registry import Registry
+from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import (
     FIFO_SORT,
     TEST_BINDER,

@@ -11,6 +11,7 @@ import pytest
 
 from kubesched import CycleState, Handle, NodeInfo, Pod, hookimpl
 from kubesched.errors import ConfigError
+from kubesched.explain_recorder import ExplainRecorder
 from kubesched.extender import (
     EXTENDER_NAME,
     ExtenderError,
@@ -20,7 +21,6 @@ from kubesched.extender import (
     node_list,
 )
 from kubesched.testing.builders import make_node, make_pod
-from kubesched.testing.explain import ExplainRecorder
 from kubesched.testing.extender_stub import (
     ERROR_MESSAGE,
     FAIL_LABEL,

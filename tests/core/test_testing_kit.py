@@ -20,6 +20,7 @@ from kubesched import (
     Status,
     hookimpl,
 )
+from kubesched.explain_recorder import EXCLUDED, FEASIBLE, NOT_EVALUATED, REJECTED
 from kubesched.manifests import load_cluster
 from kubesched.testing.builders import (
     REGION_LABEL,
@@ -27,7 +28,6 @@ from kubesched.testing.builders import (
     make_node,
     make_pod,
 )
-from kubesched.testing.explain import EXCLUDED, FEASIBLE, NOT_EVALUATED, REJECTED
 from kubesched.testing.harness import (
     TEST_BINDER,
     FakeCluster,

@@ -26,6 +26,7 @@ import pytest
 from kubernetes import client
 
 from kubesched.config import parse_config
+from kubesched.explain_recorder import ExplainRecorder
 from kubesched.extender_server import ExtenderServer, ExtenderService, ServeOptions
 from kubesched.kube.backend import KubernetesBackend
 from kubesched.kube.connect import api_client_for
@@ -35,7 +36,6 @@ from kubesched.objects import Node, Pod
 from kubesched.registry import Registry
 from kubesched.simulate import simulate
 from kubesched.testing.controlplane import Cluster, create_ready_node, ready_node
-from kubesched.testing.explain import ExplainRecorder
 from kubesched.testing.extender_stub import (
     FAIL_LABEL,
     FILTER_LABEL,

@@ -50,12 +50,12 @@ from parity_scenarios import (
 )
 
 from kubesched.config import SchedulerConfiguration, parse_config
+from kubesched.explain_recorder import ExplainRecorder
 from kubesched.kube.transport import ApiError, Transport
 from kubesched.manifests import Cluster
 from kubesched.objects import Node, Pod
 from kubesched.registry import Registry
 from kubesched.simulate import SimulationResult, simulate
-from kubesched.testing.explain import ExplainRecorder
 
 __all__ = [
     "PROFILE",

@@ -4,7 +4,7 @@
   :meth:`~FakeCluster.handle` let a test build a plugin (:func:`new_plugin`) and call its hooks
   directly.
 - :class:`Harness` runs the real scheduler (queue, cache, framework, binding) over such a
-  cluster and returns, for each pod, a :class:`~kubesched.testing.explain.CycleReport`: every
+  cluster and returns, for each pod, a :class:`~kubesched.explain_recorder.CycleReport`: every
   plugin's verdict per node, raw/normalized/weighted scores, the chosen node and the message.
   ``Harness.for_plugin(MyPlugin)`` enables one plugin alone at every point it implements.
 - ``make_scheduler({"MyFilter": MyFilter}, {"filter": {"enabled": [{"name": "MyFilter"}]}},
@@ -29,6 +29,7 @@ from ..backends.base import BindError
 from ..backends.memory import InMemoryBackend
 from ..config import SchedulerConfiguration, parse_config
 from ..cycle_state import CycleState
+from ..explain_recorder import CycleReport, ExplainRecorder
 from ..handle import Handle
 from ..hookspecs import hookimpl
 from ..nodeinfo import NodeInfo
@@ -41,7 +42,6 @@ from ..snapshot import Snapshot
 from ..status import Status
 from ..waiting_pods import WaitingPod
 from .builders import NodeBuilder, PodBuilder
-from .explain import CycleReport, ExplainRecorder
 
 __all__ = [
     "FIFO_SORT",
