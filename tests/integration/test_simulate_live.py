@@ -151,5 +151,5 @@ def test_an_identity_that_may_list_nothing_gets_one_line(audited: Any) -> None:
     code, out, err = _run("simulate", "--kubeconfig", kubeconfig)
     assert code == 2 and out == ""
     (line,) = [e for e in err.splitlines() if not e.startswith("warning:")]
-    assert line.startswith("error: cannot list Nodes (/api/v1/nodes): 403")
+    assert line.startswith("error: cannot list Node objects (/api/v1/nodes): 403")
     assert "simulate-readonly-rbac.yaml" in line

@@ -75,7 +75,7 @@ def _list(transport: Transport, path: str, kind: str, field_selector: str = "") 
                 if exc.status == 403
                 else ""
             )
-            raise KubeschedError(f"cannot list {kind}s ({path}): {exc}{hint}") from None
+            raise KubeschedError(f"cannot list {kind} objects ({path}): {exc}{hint}") from None
         for item in (page or {}).get("items") or ():
             if isinstance(item, dict):
                 items.append({"kind": kind, **item})
