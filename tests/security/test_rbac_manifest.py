@@ -36,6 +36,14 @@ WRITES = {
     ("", "pods/status"): {"patch"},
     ("events.k8s.io", "events"): {"create", "patch"},
     ("coordination.k8s.io", "leases"): {"create", "update"},
+    # VolumeBinding's PreBind: a PV's claimRef (static binding), a claim's selected-node annotation.
+    ("", "persistentvolumes"): {"update"},
+    ("", "persistentvolumeclaims"): {"update"},
+    # DynamicResources' PreBind: the claim's finalizer, then status.allocation and reservedFor
+    # (authorized as resourceclaims/binding by the v1.37 apiserver).
+    ("resource.k8s.io", "resourceclaims"): {"update"},
+    ("resource.k8s.io", "resourceclaims/status"): {"update"},
+    ("resource.k8s.io", "resourceclaims/binding"): {"update"},
 }
 READS = {"get", "list", "watch"}
 
