@@ -11,6 +11,9 @@
 #   - kubernetes.aio, the official client's asyncio twin (~68 MB), and what only it imports:
 #     aiohttp and its dependencies; kubesched uses the synchronous client
 #   - test modules shipped inside distributions (tests/ and test/ packages, *_test.py, test_*.py)
+#   - the sources of the official client's generated models and API classes (33 MB): they are
+#     compiled to bytecode in place (sourceless, as `compileall -b` writes it) and the sources
+#     go; the client imports them all at start-up, so the bytecode stays either way
 #   - cel-expr-python's extensions no kubesched code loads (encoders, math, proto: 18.6 MB of
 #     native code); DynamicResources' CEL environment uses bindings, optional and strings only
 # with their compiled files and installed-file records, and fails if anything kubesched or a
@@ -57,6 +60,12 @@ rm -rf "$site"/{pip,setuptools,wheel,pkg_resources,_distutils_hack,aiohttp} \
     "$site"/distutils-precedence.pth "$prefix"/bin/pip* "$prefix"/bin/wheel
 rm -rf "$site/kubernetes/aio"
 rm -f "$site"/cel_expr_python/ext/ext_{encoders,math,proto}.*
+for generated in "$site"/kubernetes/client/models "$site"/kubernetes/client/api; do
+    [[ -d "$generated" ]] || continue
+    "$python" -m compileall -q -b -j 0 "$generated" >/dev/null
+    find "$generated" -name '*.py' -delete
+    find "$generated" -depth -type d -name __pycache__ -exec rm -rf {} +
+done
 find "$site" -depth -type d \( -name tests -o -name test \) -exec rm -rf {} +
 find "$site" -type f \( -name '*_test.py' -o -name 'test_*.py' \) -delete
 find "$site" -type f -path '*/__pycache__/*' \( -name '*_test.*.pyc' -o -name 'test_*.pyc' \) -delete
