@@ -229,7 +229,9 @@ def _installed(name: str) -> type | None:
 def test_with_the_real_node_resources_fit():
     fit = _installed("NodeResourcesFit")
     if fit is None:
-        pytest.skip("NodeResourcesFit is not installed in this environment")
+        # The plugin's own env has only the core and this plugin; the e2e env (every bundled
+        # plugin) runs this test, so under CI it is never skipped everywhere.
+        pytest.skip("NodeResourcesFit is not installed here; the e2e env runs this test")
     body = {
         "plugins": {
             "preFilter": {"enabled": [{"name": "NodeResourcesFit"}]},
