@@ -4,11 +4,11 @@ The public API for plugin authors and embedders. Everything not listed in ``__al
 and may change.
 """
 
-from . import helpers, selectors, storage
-from .backends import BindError, ClusterBackend, InMemoryBackend, ObjectWriteError
-from .config.decode import parse_duration
-from .cycle_state import CycleState
-from .errors import (
+from kubesched import helpers, selectors, storage
+from kubesched.backends import BindError, ClusterBackend, InMemoryBackend, ObjectWriteError
+from kubesched.config.decode import parse_duration
+from kubesched.cycle_state import CycleState
+from kubesched.errors import (
     ArgsError,
     ConfigError,
     FieldError,
@@ -16,16 +16,16 @@ from .errors import (
     ManifestError,
     PluginLoadError,
 )
-from .events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from .handle import Handle
-from .hookspecs import hookimpl
-from .nodeinfo import NodeInfo, pod_requests
-from .objects import Container, Node, ObjectError, Pod, Taint, Toleration
-from .quantity import InvalidQuantity, parse_quantity
-from .results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
-from .snapshot import Snapshot
-from .status import Code, Status
-from .waiting_pods import WaitingPod
+from kubesched.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.handle import Handle
+from kubesched.hookspecs import hookimpl
+from kubesched.nodeinfo import NodeInfo, pod_requests
+from kubesched.objects import Container, Node, ObjectError, Pod, Taint, Toleration
+from kubesched.quantity import InvalidQuantity, parse_quantity
+from kubesched.results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
+from kubesched.snapshot import Snapshot
+from kubesched.status import Code, Status
+from kubesched.waiting_pods import WaitingPod
 
 __version__ = "0.1.0"
 

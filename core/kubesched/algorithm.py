@@ -14,20 +14,20 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .cycle_state import CycleState
-from .extender import (
+from kubesched.cycle_state import CycleState
+from kubesched.extender import (
     EXTENDER_NAME,
     MAX_EXTENDER_PRIORITY,
     ExtenderError,
     FilterResult,
     HTTPExtender,
 )
-from .framework import MAX_NODE_SCORE, Framework, NodeScores
-from .nodeinfo import NodeInfo
-from .objects import Pod
-from .results import NodeToStatus
-from .snapshot import Snapshot
-from .status import Code, Status
+from kubesched.framework import MAX_NODE_SCORE, Framework, NodeScores
+from kubesched.nodeinfo import NodeInfo
+from kubesched.objects import Pod
+from kubesched.results import NodeToStatus
+from kubesched.snapshot import Snapshot
+from kubesched.status import Code, Status
 
 log = logging.getLogger(__name__)
 

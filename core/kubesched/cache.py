@@ -10,9 +10,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from .nodeinfo import NodeInfo
-from .objects import Node, Pod
-from .snapshot import Snapshot
+from kubesched.nodeinfo import NodeInfo
+from kubesched.objects import Node, Pod
+from kubesched.snapshot import Snapshot
 
 __all__ = ["Cache"]
 

@@ -16,13 +16,13 @@ from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any, TextIO
 
-from . import __version__, explain_cli, extender_cli, scaffold, whatif
-from .config import SchedulerConfiguration
-from .errors import KubeschedError, PluginLoadError
-from .hookspecs import EXTENSION_POINTS
-from .registry import Registry
-from .simulate import SimulationResult, simulate
-from .startup import check_plugins, load_checked
+from kubesched import __version__, explain_cli, extender_cli, scaffold, whatif
+from kubesched.config import SchedulerConfiguration
+from kubesched.errors import KubeschedError, PluginLoadError
+from kubesched.hookspecs import EXTENSION_POINTS
+from kubesched.registry import Registry
+from kubesched.simulate import SimulationResult, simulate
+from kubesched.startup import check_plugins, load_checked
 
 __all__ = ["main"]
 
@@ -184,7 +184,7 @@ def cmd_config_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 # -- run ---------------------------------------------------------------------------------------
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .run import RunOptions, run  # imports the Kubernetes client: only when running
+    from kubesched.run import RunOptions, run  # imports the Kubernetes client: only when running
 
     leader_elect = None if args.leader_elect is None else args.leader_elect == "true"
     return run(

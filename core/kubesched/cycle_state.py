@@ -11,7 +11,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .signature import PodSignature
+    from kubesched.signature import PodSignature
 
 __all__ = ["CycleState"]
 

@@ -11,14 +11,14 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .events import ActionType, ClusterEvent, EventResource
-from .nodeinfo import pod_requests
-from .objects import Node, Pod
+from kubesched.events import ActionType, ClusterEvent, EventResource
+from kubesched.nodeinfo import pod_requests
+from kubesched.objects import Node, Pod
 
 if TYPE_CHECKING:
-    from .cache import Cache
-    from .queue import SchedulingQueue
-    from .waiting_pods import WaitingPods
+    from kubesched.cache import Cache
+    from kubesched.queue import SchedulingQueue
+    from kubesched.waiting_pods import WaitingPods
 
 __all__ = ["SchedulerEventHandler", "node_update_actions", "pod_update_actions"]
 

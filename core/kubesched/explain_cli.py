@@ -15,15 +15,15 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any, TextIO
 
-from . import whatif
-from .config import SchedulerConfiguration
-from .errors import KubeschedError
-from .explain_recorder import EXCLUDED, NOT_EVALUATED, REJECTED, CycleReport, ExplainRecorder
-from .manifests import Cluster
-from .objects import Pod
-from .registry import Registry
-from .simulate import SimulationResult, simulate
-from .startup import load_checked
+from kubesched import whatif
+from kubesched.config import SchedulerConfiguration
+from kubesched.errors import KubeschedError
+from kubesched.explain_recorder import EXCLUDED, NOT_EVALUATED, REJECTED, CycleReport, ExplainRecorder
+from kubesched.manifests import Cluster
+from kubesched.objects import Pod
+from kubesched.registry import Registry
+from kubesched.simulate import SimulationResult, simulate
+from kubesched.startup import load_checked
 
 __all__ = [
     "cmd_explain",
@@ -153,7 +153,7 @@ def write_simulation(
         json.dump(data, out, indent=2)
         print(file=out)
         return
-    from .cli import _print_table  # the command line imports this module: import on use
+    from kubesched.cli import _print_table  # the command line imports this module: import on use
 
     for outcome in result.pods:
         key = f"{outcome.namespace}/{outcome.name}"

@@ -21,18 +21,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .algorithm import CycleError, Diagnosis, FitError, ScheduleResult, SchedulingAlgorithm
-from .cycle_state import CycleState
-from .extender import MAX_EXTENDER_PRIORITY, ExtenderError, FilterResult, HTTPExtender
-from .framework import MAX_NODE_SCORE, Framework, PluginCall
-from .nodeinfo import NodeInfo
-from .objects import Pod
-from .results import PostFilterResult, PreFilterResult
-from .snapshot import Snapshot
-from .status import Code, Status
+from kubesched.algorithm import CycleError, Diagnosis, FitError, ScheduleResult, SchedulingAlgorithm
+from kubesched.cycle_state import CycleState
+from kubesched.extender import MAX_EXTENDER_PRIORITY, ExtenderError, FilterResult, HTTPExtender
+from kubesched.framework import MAX_NODE_SCORE, Framework, PluginCall
+from kubesched.nodeinfo import NodeInfo
+from kubesched.objects import Pod
+from kubesched.results import PostFilterResult, PreFilterResult
+from kubesched.snapshot import Snapshot
+from kubesched.status import Code, Status
 
 if TYPE_CHECKING:
-    from ..scheduler import Attempt, Scheduler
+    from scheduler import Attempt, Scheduler
 
 __all__ = [
     "EXCLUDED",

@@ -35,9 +35,9 @@ from typing import Any
 
 import urllib3
 
-from .config.extenders import Extender
-from .nodeinfo import NodeInfo
-from .objects import Node, ObjectError, Pod
+from kubesched.config.extenders import Extender
+from kubesched.nodeinfo import NodeInfo
+from kubesched.objects import Node, ObjectError, Pod
 
 __all__ = [
     "EXTENDER_NAME",

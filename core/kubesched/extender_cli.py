@@ -12,15 +12,15 @@ import signal
 import threading
 from typing import Any, TextIO
 
-from .config import load_config
-from .errors import KubeschedError
-from .extender_server import (
+from kubesched.config import load_config
+from kubesched.errors import KubeschedError
+from kubesched.extender_server import (
     DEFAULT_MAX_REQUEST_BYTES,
     ExtenderServer,
     ExtenderService,
     ServeOptions,
 )
-from .registry import Registry
+from kubesched.registry import Registry
 
 __all__ = ["cmd_extender_serve", "register_commands"]
 
@@ -70,9 +70,9 @@ def register_commands(commands: Any) -> None:
 
 
 def _backend(kubeconfig: str, qps: float, burst: int) -> Any:
-    from .kube.backend import KubernetesBackend  # the Kubernetes client: only when watching
-    from .kube.connect import api_client_for
-    from .kube.transport import Transport
+    from kubesched.kube.backend import KubernetesBackend  # the Kubernetes client: only when watching
+    from kubesched.kube.connect import api_client_for
+    from kubesched.kube.transport import Transport
 
     return KubernetesBackend(Transport(api_client_for(kubeconfig), qps, burst))
 

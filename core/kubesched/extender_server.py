@@ -44,20 +44,20 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .backends.memory import InMemoryBackend
-from .config import SchedulerConfiguration
-from .cycle_state import CycleState
-from .errors import KubeschedError
-from .extender import MAX_EXTENDER_PRIORITY, to_json
-from .framework import Framework
-from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from .metrics import SchedulerMetrics, status_label
-from .nodeinfo import NodeInfo
-from .objects import Node, ObjectError, Pod
-from .registry import Registry
-from .scheduler import Scheduler
-from .snapshot import Snapshot
-from .status import Code, Status
+from kubesched.backends.memory import InMemoryBackend
+from kubesched.config import SchedulerConfiguration
+from kubesched.cycle_state import CycleState
+from kubesched.errors import KubeschedError
+from kubesched.extender import MAX_EXTENDER_PRIORITY, to_json
+from kubesched.framework import Framework
+from kubesched.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from kubesched.metrics import SchedulerMetrics, status_label
+from kubesched.nodeinfo import NodeInfo
+from kubesched.objects import Node, ObjectError, Pod
+from kubesched.registry import Registry
+from kubesched.scheduler import Scheduler
+from kubesched.snapshot import Snapshot
+from kubesched.status import Code, Status
 
 __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "BadRequest", "ExtenderService", "ServeOptions"]
 

@@ -17,22 +17,22 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from . import hookspecs
-from .cycle_state import CycleState
-from .errors import ArgsError, FieldError, KubeschedError, PluginLoadError
-from .events import ClusterEventWithHint
-from .handle import Handle
-from .helpers import MAX_NODE_SCORE, MIN_NODE_SCORE
-from .nodeinfo import NodeInfo
-from .objects import Pod
-from .registry import Registry
-from .results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
-from .signature import PodSignature, ResultMemo, signature_key
-from .status import Code, Status
-from .waiting_pods import WaitingPod
+from kubesched import hookspecs
+from kubesched.cycle_state import CycleState
+from kubesched.errors import ArgsError, FieldError, KubeschedError, PluginLoadError
+from kubesched.events import ClusterEventWithHint
+from kubesched.handle import Handle
+from kubesched.helpers import MAX_NODE_SCORE, MIN_NODE_SCORE
+from kubesched.nodeinfo import NodeInfo
+from kubesched.objects import Pod
+from kubesched.registry import Registry
+from kubesched.results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
+from kubesched.signature import PodSignature, ResultMemo, signature_key
+from kubesched.status import Code, Status
+from kubesched.waiting_pods import WaitingPod
 
 if TYPE_CHECKING:
-    from .config import Profile
+    from kubesched.config import Profile
 
 __all__ = [
     "MAX_NODE_SCORE",

@@ -15,13 +15,13 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .waiting_pods import WaitingPods
+from kubesched.waiting_pods import WaitingPods
 
 if TYPE_CHECKING:
-    from .backends.base import ClusterBackend
-    from .framework import Framework
-    from .objects import Pod
-    from .snapshot import Snapshot
+    from kubesched.backends.base import ClusterBackend
+    from kubesched.framework import Framework
+    from kubesched.objects import Pod
+    from kubesched.snapshot import Snapshot
 
 
 __all__ = ["Handle"]

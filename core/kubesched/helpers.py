@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .objects import Taint, Toleration
-from .selectors import EQUALS, IN, LabelSelector
+from kubesched.objects import Taint, Toleration
+from kubesched.selectors import EQUALS, IN, LabelSelector
 
 __all__ = [
     "DO_NOT_SCHEDULE_TAINT_EFFECTS",

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from .cycle_state import CycleState
-    from .events import ClusterEventWithHint
-    from .nodeinfo import NodeInfo
-    from .objects import Pod
-    from .results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
-    from .status import Status
+    from kubesched.cycle_state import CycleState
+    from kubesched.events import ClusterEventWithHint
+    from kubesched.nodeinfo import NodeInfo
+    from kubesched.objects import Pod
+    from kubesched.results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
+    from kubesched.status import Status
 
 PROJECT = "kubesched"
 hookspec = pluggy.HookspecMarker(PROJECT)

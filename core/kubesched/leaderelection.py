@@ -39,7 +39,7 @@ from typing import Any
 
 from kubernetes import client
 
-from .config import LeaderElection
+from kubesched.config import LeaderElection
 
 __all__ = ["JITTER_FACTOR", "LeaderElector"]
 

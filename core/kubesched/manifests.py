@@ -23,10 +23,10 @@ from typing import Any
 
 import yaml
 
-from .apivalidation import node_errors, pod_errors
-from .errors import ManifestError
-from .objects import Node, ObjectError, Pod
-from .storage import manifest_errors
+from kubesched.apivalidation import node_errors, pod_errors
+from kubesched.errors import ManifestError
+from kubesched.objects import Node, ObjectError, Pod
+from kubesched.storage import manifest_errors
 
 __all__ = ["CONSULTED_KINDS", "Cluster", "load_cluster", "parse_cluster", "with_api_defaults"]
 

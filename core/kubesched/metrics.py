@@ -13,7 +13,7 @@ import math
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-from .status import Code
+from kubesched.status import Code
 
 __all__ = [
     "CONTENT_TYPE",

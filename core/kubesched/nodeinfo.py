@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping
 
-from .objects import CPU, MEMORY, Container, Node, Pod
+from kubesched.objects import CPU, MEMORY, Container, Node, Pod
 
 __all__ = [
     "DEFAULT_MEMORY_REQUEST",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from .objects import Pod
+from kubesched.objects import Pod
 
 __all__ = ["Nominator"]
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .quantity import InvalidQuantity, to_int, to_milli
+from kubesched.quantity import InvalidQuantity, to_int, to_milli
 
 __all__ = [
     "CPU",
@@ -179,7 +179,7 @@ def _weighted_term_errors(term: Any, path: str, errors: list[str]) -> None:
 
 def _term_errors(term: Any, path: str, errors: list[str]) -> None:
     # selectors imports this module: imported here, on the (rare) pods with affinity terms.
-    from .selectors import LabelSelector, SelectorError, label_key_errors
+    from kubesched.selectors import LabelSelector, SelectorError, label_key_errors
 
     if not isinstance(term, Mapping):
         errors.append(f"{path}: expected a pod affinity term (an object)")

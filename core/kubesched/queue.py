@@ -26,14 +26,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .events import ActionType, ClusterEvent, EventResource, QueueingHint
-from .extender import EXTENDER_NAME
-from .nominator import Nominator
-from .objects import Pod
-from .results import QueuedPodInfo
+from kubesched.events import ActionType, ClusterEvent, EventResource, QueueingHint
+from kubesched.extender import EXTENDER_NAME
+from kubesched.nominator import Nominator
+from kubesched.objects import Pod
+from kubesched.results import QueuedPodInfo
 
 if TYPE_CHECKING:
-    from .framework import Framework
+    from kubesched.framework import Framework
 
 __all__ = ["DEFAULT_MAX_UNSCHEDULABLE_SECONDS", "SchedulingQueue"]
 

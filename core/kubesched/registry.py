@@ -18,9 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import hookspecs
-from .errors import PluginLoadError
-from .hookspecs import EXTENSION_POINTS, PROJECT
+from kubesched import hookspecs
+from kubesched.errors import PluginLoadError
+from kubesched.hookspecs import EXTENSION_POINTS, PROJECT
 
 __all__ = [
     "ENTRY_POINT_GROUP",

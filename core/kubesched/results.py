@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .objects import Pod
-from .status import Status
+from kubesched.objects import Pod
+from kubesched.status import Status
 
 __all__ = ["NodeToStatus", "PostFilterResult", "PreFilterResult", "QueuedPodInfo"]
 

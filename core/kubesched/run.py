@@ -18,20 +18,20 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from .config import SchedulerConfiguration
-from .gc_tuning import tune_after_initial_sync
-from .kube.backend import KubernetesBackend
-from .kube.connect import api_client_for, credentials_source
-from .kube.delegated_auth import DelegatedAuthorizer
-from .kube.recorder import EventRecorder
-from .kube.transport import Transport
-from .leaderelection import LeaderElector
-from .metrics import SchedulerMetrics
-from .registry import Registry
-from .scheduler import Attempt, Scheduler
-from .secure_serving import server_context
-from .server import HealthServer
-from .startup import load_checked
+from kubesched.config import SchedulerConfiguration
+from kubesched.gc_tuning import tune_after_initial_sync
+from kubesched.kube.backend import KubernetesBackend
+from kubesched.kube.connect import api_client_for, credentials_source
+from kubesched.kube.delegated_auth import DelegatedAuthorizer
+from kubesched.kube.recorder import EventRecorder
+from kubesched.kube.transport import Transport
+from kubesched.leaderelection import LeaderElector
+from kubesched.metrics import SchedulerMetrics
+from kubesched.registry import Registry
+from kubesched.scheduler import Attempt, Scheduler
+from kubesched.secure_serving import server_context
+from kubesched.server import HealthServer
+from kubesched.startup import load_checked
 
 __all__ = ["RunOptions", "run"]
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from string import Template
 from typing import Any, TextIO
 
-from . import __version__
-from .errors import KubeschedError
+from kubesched import __version__
+from kubesched.errors import KubeschedError
 
 __all__ = [
     "DEFAULT_POINTS",

@@ -18,28 +18,28 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .algorithm import CycleError, FitError, SchedulingAlgorithm
-from .backends.base import BindError, ClusterBackend
-from .cache import Cache
-from .config import SchedulerConfiguration
-from .cycle_state import CycleState
-from .errors import ConfigError, FieldError
-from .event_handlers import SchedulerEventHandler
-from .events import ActionType, ClusterEvent, EventResource
-from .extender import ExtenderError, HTTPExtender
-from .framework import RUNNING_BINDING_PLUGIN, Framework, ProfileBuildError
-from .handle import Handle
-from .metrics import status_label
-from .objects import Pod
-from .queue import SchedulingQueue
-from .registry import Registry
-from .results import QueuedPodInfo
-from .snapshot import Snapshot
-from .status import Code, Status
-from .waiting_pods import WaitingPod, WaitingPods
+from kubesched.algorithm import CycleError, FitError, SchedulingAlgorithm
+from kubesched.backends.base import BindError, ClusterBackend
+from kubesched.cache import Cache
+from kubesched.config import SchedulerConfiguration
+from kubesched.cycle_state import CycleState
+from kubesched.errors import ConfigError, FieldError
+from kubesched.event_handlers import SchedulerEventHandler
+from kubesched.events import ActionType, ClusterEvent, EventResource
+from kubesched.extender import ExtenderError, HTTPExtender
+from kubesched.framework import RUNNING_BINDING_PLUGIN, Framework, ProfileBuildError
+from kubesched.handle import Handle
+from kubesched.metrics import status_label
+from kubesched.objects import Pod
+from kubesched.queue import SchedulingQueue
+from kubesched.registry import Registry
+from kubesched.results import QueuedPodInfo
+from kubesched.snapshot import Snapshot
+from kubesched.status import Code, Status
+from kubesched.waiting_pods import WaitingPod, WaitingPods
 
 if TYPE_CHECKING:
-    from .metrics import SchedulerMetrics
+    from kubesched.metrics import SchedulerMetrics
 
 __all__ = ["Attempt", "Scheduler"]
 

@@ -27,8 +27,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .errors import FieldError
-from .objects import Node, Pod
+from kubesched.errors import FieldError
+from kubesched.objects import Node, Pod
 
 __all__ = [
     "DOES_NOT_EXIST",

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 
-from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from kubesched.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 
 __all__ = ["MAX_HEADER_BYTES", "HealthServer"]
 

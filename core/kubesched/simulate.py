@@ -10,13 +10,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from .backends.memory import InMemoryBackend
-from .config import SchedulerConfiguration
-from .gc_tuning import tune_after_initial_sync
-from .manifests import Cluster
-from .objects import Pod
-from .registry import Registry
-from .scheduler import Scheduler
+from kubesched.backends.memory import InMemoryBackend
+from kubesched.config import SchedulerConfiguration
+from kubesched.gc_tuning import tune_after_initial_sync
+from kubesched.manifests import Cluster
+from kubesched.objects import Pod
+from kubesched.registry import Registry
+from kubesched.scheduler import Scheduler
 
 __all__ = ["PodOutcome", "SimulationResult", "VirtualClock", "queue_order", "simulate"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .nodeinfo import NodeInfo, next_generation
+from kubesched.nodeinfo import NodeInfo, next_generation
 
 __all__ = ["Snapshot"]
 

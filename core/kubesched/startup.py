@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 
-from .backends.memory import InMemoryBackend
-from .config import SchedulerConfiguration, load_config
-from .errors import ConfigError, FieldError
-from .handle import Handle
-from .registry import Registry
-from .scheduler import build_frameworks
-from .snapshot import Snapshot
+from kubesched.backends.memory import InMemoryBackend
+from kubesched.config import SchedulerConfiguration, load_config
+from kubesched.errors import ConfigError, FieldError
+from kubesched.handle import Handle
+from kubesched.registry import Registry
+from kubesched.scheduler import build_frameworks
+from kubesched.snapshot import Snapshot
 
 __all__ = ["check_plugins", "load_checked", "plugin_errors"]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .objects import Node, Pod
-from .quantity import to_int
-from .selectors import NodeSelector
+from kubesched.objects import Node, Pod
+from kubesched.quantity import to_int
+from kubesched.selectors import NodeSelector
 
 __all__ = [
     "ANN_BETA_STORAGE_CLASS",

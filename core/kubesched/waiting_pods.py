@@ -15,8 +15,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from .objects import Pod
-from .status import Code, Status
+from kubesched.objects import Pod
+from kubesched.status import Code, Status
 
 __all__ = ["MAX_PERMIT_TIMEOUT", "WaitingPod", "WaitingPods", "go_duration"]
 

@@ -15,14 +15,14 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .backends.memory import InMemoryBackend
-from .config import SchedulerConfiguration
-from .errors import KubeschedError
-from .handle import Handle
-from .manifests import Cluster, load_cluster
-from .registry import Registry
-from .scheduler import build_frameworks
-from .snapshot import Snapshot
+from kubesched.backends.memory import InMemoryBackend
+from kubesched.config import SchedulerConfiguration
+from kubesched.errors import KubeschedError
+from kubesched.handle import Handle
+from kubesched.manifests import Cluster, load_cluster
+from kubesched.registry import Registry
+from kubesched.scheduler import build_frameworks
+from kubesched.snapshot import Snapshot
 
 __all__ = ["add_arguments", "consulted_kinds", "read_input", "serve_as"]
 
@@ -109,7 +109,7 @@ def read_input(
     if cluster_path is not None:
         raise KubeschedError(f"give a cluster file ({cluster_path}) or --kubeconfig, not both")
     # The Kubernetes client is imported only for a live cluster.
-    from .kube.readonly import ReadOnlyTransport, api_client_for_context, read_cluster
+    from kubesched.kube.readonly import ReadOnlyTransport, api_client_for_context, read_cluster
 
     api_client = api_client_for_context(kubeconfig, args.context)
     source = f"{kubeconfig}" + (f" (context {args.context})" if args.context else "")

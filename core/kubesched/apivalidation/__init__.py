@@ -19,16 +19,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..objects import pod_affinity_errors
-from ._fields import each_mapping
-from ._placement import (
+from kubesched.objects import pod_affinity_errors
+from kubesched.apivalidation._fields import each_mapping
+from kubesched.apivalidation._placement import (
     node_affinity_errors,
     node_selector_errors,
     spread_errors,
     taint_errors,
     toleration_errors,
 )
-from ._resources import parse_amount, quantity_errors, requirements_errors
+from kubesched.apivalidation._resources import parse_amount, quantity_errors, requirements_errors
 
 __all__ = ["node_errors", "pod_errors"]
 

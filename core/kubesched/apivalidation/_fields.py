@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any
 
-from ..selectors import label_key_errors
+from kubesched.selectors import label_key_errors
 
 
 def go_value(value: Any) -> str:

@@ -6,8 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..selectors import LabelSelector, SelectorError, _dns1123_subdomain_errors, label_value_errors
-from ._fields import (
+from kubesched.selectors import LabelSelector, SelectorError, _dns1123_subdomain_errors, label_value_errors
+from kubesched.apivalidation._fields import (
     as_list,
     duplicate_value,
     each_mapping,

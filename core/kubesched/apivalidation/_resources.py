@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from ..quantity import InvalidQuantity, parse_quantity
-from ..selectors import label_key_errors
-from ._fields import as_mapping, forbidden, invalid, required_value
+from kubesched.quantity import InvalidQuantity, parse_quantity
+from kubesched.selectors import label_key_errors
+from kubesched.apivalidation._fields import as_mapping, forbidden, invalid, required_value
 
 _HUGEPAGES = "hugepages-"
 #: ``helper.IsStandardContainerResourceName`` (besides ``hugepages-*``).

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from ..objects import Node, Pod
+from kubesched.objects import Node, Pod
 
 __all__ = ["BindError", "ClusterBackend", "EventHandler", "ObjectWriteError"]
 

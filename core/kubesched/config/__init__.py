@@ -6,9 +6,9 @@ kube-scheduler's rules, and validation reports every problem at once in one
 :class:`~kubesched.ConfigError`. Default plugins that are not installed are skipped with a warning.
 """
 
-from .defaults import DEFAULT_PLUGINS
-from .load import default_config, load_config, parse_config
-from .types import (
+from kubesched.config.defaults import DEFAULT_PLUGINS
+from kubesched.config.load import default_config, load_config, parse_config
+from kubesched.config.types import (
     DEFAULT_SCHEDULER_NAME,
     ClientConnection,
     LeaderElection,

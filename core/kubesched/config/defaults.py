@@ -10,7 +10,7 @@ with them.
 
 from __future__ import annotations
 
-from .types import API_GROUP, PluginRef
+from kubesched.config.types import API_GROUP, PluginRef
 
 __all__ = ["DEFAULT_DISTRIBUTIONS", "DEFAULT_PLUGINS", "MULTI_POINT", "default_plugin_sets"]
 

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import FieldError
+from kubesched.errors import FieldError
 
 if TYPE_CHECKING:
-    from .types import Profile
+    from kubesched.config.types import Profile
 
 __all__ = [
     "DEFAULT_EXTENDER_TIMEOUT",
@@ -78,7 +78,7 @@ class Extender:
 
 
 def _duration(value: Any) -> float:
-    from .decode import parse_duration
+    from kubesched.config.decode import parse_duration
 
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value) / 1e9  # a bare number is Go's nanoseconds

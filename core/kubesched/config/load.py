@@ -8,11 +8,11 @@ from typing import Any
 
 import yaml
 
-from ..errors import ConfigError, FieldError
-from ..registry import Registry
-from .decode import decode, show
-from .types import API_VERSION, DEPRECATED_API_VERSIONS, KIND, SchedulerConfiguration
-from .validate import build_configuration
+from kubesched.errors import ConfigError, FieldError
+from kubesched.registry import Registry
+from kubesched.config.decode import decode, show
+from kubesched.config.types import API_VERSION, DEPRECATED_API_VERSIONS, KIND, SchedulerConfiguration
+from kubesched.config.validate import build_configuration
 
 __all__ = ["default_config", "load_config", "parse_config"]
 

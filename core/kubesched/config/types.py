@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..hookspecs import EXTENSION_POINTS
-from .extenders import Extender
+from kubesched.hookspecs import EXTENSION_POINTS
+from kubesched.config.extenders import Extender
 
 __all__ = [
     "API_GROUP",

@@ -11,14 +11,14 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable, Sequence
 
-from ..errors import FieldError, PluginLoadError
-from ..hookspecs import EXTENSION_POINTS
-from ..registry import Registry
-from .decode import DecodedConfig, PluginEntry, ProfileSpec
-from .defaults import DEFAULT_DISTRIBUTIONS, MULTI_POINT, default_plugin_sets
-from .extenders import apply_ignored_resources, decode_extenders
-from .merge import expand_multi_point, merge_plugins
-from .types import DEFAULT_SCHEDULER_NAME, PluginRef, Profile, SchedulerConfiguration
+from kubesched.errors import FieldError, PluginLoadError
+from kubesched.hookspecs import EXTENSION_POINTS
+from kubesched.registry import Registry
+from kubesched.config.decode import DecodedConfig, PluginEntry, ProfileSpec
+from kubesched.config.defaults import DEFAULT_DISTRIBUTIONS, MULTI_POINT, default_plugin_sets
+from kubesched.config.extenders import apply_ignored_resources, decode_extenders
+from kubesched.config.merge import expand_multi_point, merge_plugins
+from kubesched.config.types import DEFAULT_SCHEDULER_NAME, PluginRef, Profile, SchedulerConfiguration
 
 __all__ = ["build_configuration"]
 

@@ -15,12 +15,12 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from ..backends.base import BindError, EventHandler, ObjectWriteError
-from ..events import EventResource
-from ..objects import Node, Pod
-from .informer import Informer
-from .recorder import EventRecorder
-from .transport import NOT_SENT, OUTCOME_UNKNOWN, ApiError, Transport
+from kubesched.backends.base import BindError, EventHandler, ObjectWriteError
+from kubesched.events import EventResource
+from kubesched.objects import Node, Pod
+from kubesched.kube.informer import Informer
+from kubesched.kube.recorder import EventRecorder
+from kubesched.kube.transport import NOT_SENT, OUTCOME_UNKNOWN, ApiError, Transport
 
 __all__ = ["KubernetesBackend"]
 

@@ -20,7 +20,7 @@ from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.incluster_config import InClusterConfigLoader
 
-from ..errors import KubeschedError
+from kubesched.errors import KubeschedError
 
 __all__ = [
     "CONNECTION_POOL_SIZE",

@@ -17,7 +17,7 @@ import threading
 
 from cachetools import TTLCache
 
-from .transport import ApiError, Transport
+from kubesched.kube.transport import ApiError, Transport
 
 __all__ = ["DelegatedAuthorizer"]
 

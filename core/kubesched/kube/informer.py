@@ -16,8 +16,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from ..objects import ObjectError
-from .transport import ApiError, Transport
+from kubesched.objects import ObjectError
+from kubesched.kube.transport import ApiError, Transport
 
 __all__ = ["Informer"]
 

@@ -17,11 +17,11 @@ from typing import Any
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
-from ..errors import KubeschedError
-from ..manifests import Cluster, parse_cluster
-from .backend import KIND_PATHS, NON_TERMINAL_PODS
-from .connect import CONNECTION_POOL_SIZE
-from .transport import ApiError, Transport
+from kubesched.errors import KubeschedError
+from kubesched.manifests import Cluster, parse_cluster
+from kubesched.kube.backend import KIND_PATHS, NON_TERMINAL_PODS
+from kubesched.kube.connect import CONNECTION_POOL_SIZE
+from kubesched.kube.transport import ApiError, Transport
 
 __all__ = ["ReadOnlyTransport", "api_client_for_context", "read_cluster"]
 

@@ -37,8 +37,8 @@ from typing import Any
 
 from cachetools import TTLCache
 
-from ..objects import Pod
-from .transport import ApiError, TokenBucket, Transport
+from kubesched.objects import Pod
+from kubesched.kube.transport import ApiError, TokenBucket, Transport
 
 __all__ = ["EventRecorder"]
 

@@ -24,7 +24,7 @@ from urllib.parse import quote, urlencode
 
 from kubernetes.client import ApiClient
 
-from .http_client import MAX_BODY_BYTES, MAX_LINE_BYTES, ConnectionPool, HttpError, pool_for
+from kubesched.kube.http_client import MAX_BODY_BYTES, MAX_LINE_BYTES, ConnectionPool, HttpError, pool_for
 
 __all__ = [
     "MAX_RETRIES",

@@ -25,23 +25,23 @@ from typing import Any
 
 import yaml
 
-from ..backends.base import BindError
-from ..backends.memory import InMemoryBackend
-from ..config import SchedulerConfiguration, parse_config
-from ..cycle_state import CycleState
-from ..explain_recorder import CycleReport, ExplainRecorder
-from ..handle import Handle
-from ..hookspecs import hookimpl
-from ..nodeinfo import NodeInfo
-from ..objects import Node, Pod
-from ..registry import Registry, check_hook_names, extension_points_of
-from ..results import QueuedPodInfo
-from ..scheduler import Scheduler
-from ..simulate import VirtualClock
-from ..snapshot import Snapshot
-from ..status import Status
-from ..waiting_pods import WaitingPod
-from .builders import NodeBuilder, PodBuilder
+from kubesched.backends.base import BindError
+from kubesched.backends.memory import InMemoryBackend
+from kubesched.config import SchedulerConfiguration, parse_config
+from kubesched.cycle_state import CycleState
+from kubesched.explain_recorder import CycleReport, ExplainRecorder
+from kubesched.handle import Handle
+from kubesched.hookspecs import hookimpl
+from kubesched.nodeinfo import NodeInfo
+from kubesched.objects import Node, Pod
+from kubesched.registry import Registry, check_hook_names, extension_points_of
+from kubesched.results import QueuedPodInfo
+from kubesched.scheduler import Scheduler
+from kubesched.simulate import VirtualClock
+from kubesched.snapshot import Snapshot
+from kubesched.status import Status
+from kubesched.waiting_pods import WaitingPod
+from kubesched.testing.builders import NodeBuilder, PodBuilder
 
 __all__ = [
     "FIFO_SORT",

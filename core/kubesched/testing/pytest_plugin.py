@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from ..cycle_state import CycleState
-from . import builders
-from .harness import FakeCluster, Harness
-from .harness import new_plugin as _new_plugin
+from kubesched.cycle_state import CycleState
+from kubesched.testing import builders
+from kubesched.testing.harness import FakeCluster, Harness
+from kubesched.testing.harness import new_plugin as _new_plugin
 
 __all__ = [
     "cycle_state",
