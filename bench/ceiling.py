@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from kubesched.kube.transport import ApiError, Transport
+from kubesched.backends.kube.transport import ApiError, Transport
 
 from .cluster import transport_for
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from kubesched.kube.transport import ApiError, Transport
+from kubesched.backends.kube.transport import ApiError, Transport
 from kubesched.testing.controlplane import Binaries, ControlPlane, new_api_client
 
 from .workloads import NODE_SET_LABEL, Workload

@@ -219,7 +219,7 @@ def _reference_plugins(binary: Path, config: dict[str, Any], workdir: Path) -> d
 
 def _kubesched_plugins(config: dict[str, Any]) -> dict[str, int]:
     from kubesched.config import parse_config
-    from kubesched.registry import Registry
+    from kubesched.framework.registry import Registry
 
     parsed = parse_config(config, Registry.installed(), source="bench profile")
     plugins: dict[str, int] = {}

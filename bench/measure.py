@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kubesched.kube.transport import ApiError, Transport
+from kubesched.backends.kube.transport import ApiError, Transport
 
 __all__ = ["PodWatch", "ProcSample", "percentile", "proc_sample"]
 

@@ -1,6 +1,6 @@
 """In-memory throughput: ``kubesched simulate``'s code path, no API, one core.
 
-The same :class:`~kubesched.scheduler.Scheduler` as ``kubesched run``, over the in-memory
+The same :class:`~kubesched.engine.scheduler.Scheduler` as ``kubesched run``, over the in-memory
 backend with inline bindings (what ``simulate`` does), on SchedulingBasic nodes and pods with the
 default profile. Two passes per size:
 
@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kubesched.api.manifests import Cluster
+from kubesched.api.objects import Node, Pod
 from kubesched.config import default_config
 from kubesched.config.types import DEFAULT_SCHEDULER_NAME
-from kubesched.hookspecs import COMPANION_HOOKS, EXTENSION_POINTS
-from kubesched.manifests import Cluster
-from kubesched.objects import Node, Pod
-from kubesched.registry import Registry
-from kubesched.scheduler import Scheduler
-from kubesched.simulate import simulate
+from kubesched.engine.scheduler import Scheduler
+from kubesched.framework.hookspecs import COMPANION_HOOKS, EXTENSION_POINTS
+from kubesched.framework.registry import Registry
+from kubesched.service.simulate import simulate
 
 from .workloads import BASIC
 

@@ -25,14 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.manifests import Cluster
+from kubesched.api.objects import Node
 from kubesched.config import default_config
 from kubesched.config.types import DEFAULT_SCHEDULER_NAME
-from kubesched.framework import PluginCall
-from kubesched.manifests import Cluster
-from kubesched.objects import Node
-from kubesched.registry import Registry
-from kubesched.scheduler import Scheduler
-from kubesched.simulate import simulate
+from kubesched.engine.runtime import PluginCall
+from kubesched.engine.scheduler import Scheduler
+from kubesched.framework.registry import Registry
+from kubesched.service.simulate import simulate
 from kubesched.testing.builders import make_node, make_pod
 
 __all__ = ["PLUGIN_WORKLOADS", "PluginCost", "run_plugin_costs"]

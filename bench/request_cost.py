@@ -9,8 +9,10 @@ thread, measuring that thread's CPU time (``time.thread_time``) and the wall tim
    left unparsed: the client cannot read a Binding's answer back into its model);
 2. raw JSON through the official client's ``ApiClient.call_api`` (its urllib3 ``PoolManager``,
    with the client's request and response wrappers);
-3. :class:`~kubesched.kube.transport.Transport` as ``kubesched run`` sends a Binding (urllib3's
-   connection pool used directly, with a deadline and caps: :mod:`kubesched.kube.http_client`).
+3. :class:`~kubesched.backends.kube.transport.Transport` as ``kubesched run`` sends a Binding
+(urllib3's
+   connection pool used directly, with a deadline and caps:
+   :mod:`kubesched.backends.kube.http_client`).
 
 The figures go in docs/benchmarks.md.
 """
@@ -25,7 +27,7 @@ from typing import Any
 
 from kubernetes import client as k8s
 
-from kubesched.kube.transport import Transport
+from kubesched.backends.kube.transport import Transport
 
 from .cluster import BenchCluster, transport_for
 from .contenders import SCHEDULER_USER

@@ -4,10 +4,12 @@ The public API for plugin authors and embedders. Everything not listed in ``__al
 and may change.
 """
 
-from kubesched import helpers, selectors, storage
+from kubesched._version import __version__
+from kubesched.api import selectors, storage
+from kubesched.api.objects import Container, Node, ObjectError, Pod, Taint, Toleration
+from kubesched.api.quantity import InvalidQuantity, parse_quantity
 from kubesched.backends import BindError, ClusterBackend, InMemoryBackend, ObjectWriteError
 from kubesched.config.decode import parse_duration
-from kubesched.cycle_state import CycleState
 from kubesched.errors import (
     ArgsError,
     ConfigError,
@@ -16,18 +18,27 @@ from kubesched.errors import (
     ManifestError,
     PluginLoadError,
 )
-from kubesched.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from kubesched.handle import Handle
-from kubesched.hookspecs import hookimpl
-from kubesched.nodeinfo import NodeInfo, pod_requests
-from kubesched.objects import Container, Node, ObjectError, Pod, Taint, Toleration
-from kubesched.quantity import InvalidQuantity, parse_quantity
-from kubesched.results import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
-from kubesched.snapshot import Snapshot
-from kubesched.status import Code, Status
-from kubesched.waiting_pods import WaitingPod
-
-__version__ = "0.1.0"
+from kubesched.framework import helpers
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from kubesched.framework.handle import Handle
+from kubesched.framework.hookspecs import hookimpl
+from kubesched.framework.nodeinfo import NodeInfo, pod_requests
+from kubesched.framework.results import (
+    NodeToStatus,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+)
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, Status
+from kubesched.framework.waiting_pods import WaitingPod
 
 __all__ = [
     "ActionType",

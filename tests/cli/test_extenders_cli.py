@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from kubesched import cli
-from kubesched.extender import HTTPExtender
+from kubesched.engine.extender import HTTPExtender
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.extender_stub import FILTER_LABEL, REJECT_MESSAGE, SCORE_LABEL, StubExtender
 from kubesched.testing.harness import make_config

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from kubesched import KubeschedError
-from kubesched.scaffold import POINTS, parse_points, render_plugin, write_plugin
+from kubesched.cli.scaffold import POINTS, parse_points, render_plugin, write_plugin
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "node_metric_score"

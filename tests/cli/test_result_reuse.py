@@ -10,11 +10,11 @@ import random
 
 import pytest
 
+from kubesched.api.manifests import Cluster
 from kubesched.config import default_config
-from kubesched.manifests import Cluster
-from kubesched.registry import Registry
-from kubesched.scheduler import Scheduler
-from kubesched.simulate import SimulationResult, simulate
+from kubesched.engine.scheduler import Scheduler
+from kubesched.framework.registry import Registry
+from kubesched.service.simulate import SimulationResult, simulate
 from kubesched.testing.builders import make_node, make_pod
 
 ZONES = ("a", "b", "c")

@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from kubesched import ManifestError, NodeInfo, ObjectError, Pod, hookimpl
-from kubesched.manifests import parse_cluster
-from kubesched.objects import pod_affinity_errors
-from kubesched.scheduler import REASON_UNSCHEDULABLE
+from kubesched.api.manifests import parse_cluster
+from kubesched.api.objects import pod_affinity_errors
+from kubesched.engine.scheduler import REASON_UNSCHEDULABLE
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.apivalidation import node_errors, pod_errors
+from kubesched.api.manifests import parse_cluster, with_api_defaults
+from kubesched.api.validation import node_errors, pod_errors
 from kubesched.errors import ManifestError
-from kubesched.manifests import parse_cluster, with_api_defaults
 from kubesched.testing.builders import make_node, make_pod
 
 REQ = "requiredDuringSchedulingIgnoredDuringExecution"

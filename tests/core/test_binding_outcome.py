@@ -13,9 +13,9 @@ import socket
 import pytest
 from test_hostile_server import Hostile, answer, numbered, transport_to
 
-from kubesched.backends.base import BindError
-from kubesched.kube.backend import KubernetesBackend
-from kubesched.objects import Pod
+from kubesched.api.objects import Pod
+from kubesched.backends.kube.backend import KubernetesBackend
+from kubesched.framework.backend import BindError
 
 POD = {
     "apiVersion": "v1",

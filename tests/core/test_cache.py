@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from kubesched import Node, Pod, Snapshot
-from kubesched.cache import Cache
-from kubesched.objects import CPU
+from kubesched.api.objects import CPU
+from kubesched.engine.cache import Cache
 from kubesched.testing.builders import make_node, make_pod
 
 

@@ -19,8 +19,8 @@ from kubesched.config import (
     parse_config,
 )
 from kubesched.errors import ConfigError
-from kubesched.hookspecs import EXTENSION_POINTS, hookimpl
-from kubesched.registry import PluginSpec, Registry
+from kubesched.framework.hookspecs import EXTENSION_POINTS, hookimpl
+from kubesched.framework.registry import PluginSpec, Registry
 
 V1 = "kubescheduler.config.k8s.io/v1"
 V1BETA2 = "kubescheduler.config.k8s.io/v1beta2"

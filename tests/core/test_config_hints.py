@@ -14,9 +14,9 @@ from kubesched import ArgsError, FieldError
 from kubesched.config import parse_config
 from kubesched.config.defaults import DEFAULT_DISTRIBUTIONS
 from kubesched.errors import ConfigError
-from kubesched.hookspecs import hookimpl
-from kubesched.registry import Registry
-from kubesched.startup import load_checked, plugin_errors
+from kubesched.framework.hookspecs import hookimpl
+from kubesched.framework.registry import Registry
+from kubesched.service.startup import load_checked, plugin_errors
 from kubesched.testing.harness import FifoSort, TestBinder
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ import pytest
 from kubesched import hookimpl
 from kubesched.config import parse_config
 from kubesched.errors import ConfigError
-from kubesched.registry import Registry
+from kubesched.framework.registry import Registry
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import FifoSort, TestBinder, make_scheduler
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from kubesched.backends.kube.connect import CONNECTION_POOL_SIZE, api_client_for
 from kubesched.errors import KubeschedError
-from kubesched.kube.connect import CONNECTION_POOL_SIZE, api_client_for
 
 KUBECONFIG = """\
 apiVersion: v1

@@ -32,8 +32,8 @@ from kubesched import (
     Status,
     hookimpl,
 )
-from kubesched.kube.backend import KIND_PATHS, object_path
-from kubesched.manifests import CONSULTED_KINDS, parse_cluster
+from kubesched.api.manifests import CONSULTED_KINDS, parse_cluster
+from kubesched.backends.kube.backend import KIND_PATHS, object_path
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import Harness
 

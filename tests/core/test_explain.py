@@ -20,11 +20,12 @@ from kubesched import (
     Pod,
     PostFilterResult,
     Status,
-    explain_cli,
     hookimpl,
 )
+from kubesched.api.manifests import Cluster
+from kubesched.cli import explain as explain_cli
 from kubesched.config import parse_config
-from kubesched.explain_recorder import (
+from kubesched.engine.explain_recorder import (
     FEASIBLE,
     NOT_EVALUATED,
     REJECTED,
@@ -32,8 +33,7 @@ from kubesched.explain_recorder import (
     Verdict,
     verdict_of,
 )
-from kubesched.manifests import Cluster
-from kubesched.registry import Registry
+from kubesched.framework.registry import Registry
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import (
     FIFO_SORT,

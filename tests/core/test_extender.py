@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 from kubesched import CycleState, Handle, NodeInfo, Pod, hookimpl
-from kubesched.errors import ConfigError
-from kubesched.explain_recorder import ExplainRecorder
-from kubesched.extender import (
+from kubesched.engine.explain_recorder import ExplainRecorder
+from kubesched.engine.extender import (
     EXTENDER_NAME,
     ExtenderError,
     HTTPExtender,
@@ -20,6 +19,7 @@ from kubesched.extender import (
     extender_args,
     node_list,
 )
+from kubesched.errors import ConfigError
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.extender_stub import (
     ERROR_MESSAGE,

@@ -1,6 +1,6 @@
 """``kubesched extender serve``: a profile's plugins answering kube-scheduler's extender API.
 
-The requests are sent by kubesched's own extender client (``kubesched.extender``), so these
+The requests are sent by kubesched's own extender client (``kubesched.engine.extender``), so these
 tests also prove that both sides speak the same JSON; bad requests are sent raw.
 """
 
@@ -16,9 +16,9 @@ import urllib3
 
 from kubesched import CycleState, Handle, NodeInfo, Pod, Status, hookimpl
 from kubesched.backends.memory import InMemoryBackend
+from kubesched.engine.extender import ExtenderError, HTTPExtender
 from kubesched.errors import KubeschedError
-from kubesched.extender import ExtenderError, HTTPExtender
-from kubesched.extender_server import ExtenderServer, ExtenderService, ServeOptions
+from kubesched.service.extender_server import ExtenderServer, ExtenderService, ServeOptions
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_config
 

@@ -23,7 +23,7 @@ from kubesched import (
     hookimpl,
     pod_requests,
 )
-from kubesched.scheduler import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
+from kubesched.engine.scheduler import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_config, make_scheduler, run_until_idle
 

@@ -1,4 +1,5 @@
-"""The shared plugin helpers (``kubesched.helpers``): kube's ``helper.DefaultNormalizeScore``
+"""The shared plugin helpers (``kubesched.framework.helpers``): kube's
+``helper.DefaultNormalizeScore``
 table, the untolerated-taint check, the compiled selector and the hint guard."""
 
 from __future__ import annotations
@@ -6,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from kubesched import Node, Pod, Taint, Toleration
-from kubesched.helpers import (
+from kubesched.api.selectors import LabelSelector
+from kubesched.framework.helpers import (
     MAX_NODE_SCORE,
     TolerationIndex,
     compile_selector,
@@ -14,7 +16,6 @@ from kubesched.helpers import (
     find_untolerated_taint,
     unreadable,
 )
-from kubesched.selectors import LabelSelector
 from kubesched.testing.builders import make_node, make_pod
 
 

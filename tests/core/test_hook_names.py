@@ -12,7 +12,7 @@ import pytest
 from kubesched import PluginLoadError, hookimpl
 from kubesched.config import parse_config
 from kubesched.errors import ConfigError
-from kubesched.registry import Registry
+from kubesched.framework.registry import Registry
 from kubesched.testing.harness import Harness, make_config, new_plugin, plugin_profile
 
 V1 = "kubescheduler.config.k8s.io/v1"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import pytest
 from kubernetes.client import ApiClient, Configuration
 
-from kubesched.kube.transport import OUTCOME_UNKNOWN, ApiError, Transport
+from kubesched.backends.kube.transport import OUTCOME_UNKNOWN, ApiError, Transport
 
 #: How long any server below keeps a connection up at most: every test ends by itself.
 SERVER_LIFETIME = 15.0

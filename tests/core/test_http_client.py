@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from kubernetes.client import ApiClient, Configuration
 
-from kubesched.kube.http_client import ConnectionPool, HttpError, pool_for
-from kubesched.kube.transport import ApiError, Transport
+from kubesched.backends.kube.http_client import ConnectionPool, HttpError, pool_for
+from kubesched.backends.kube.transport import ApiError, Transport
 
 Answer = Callable[[bytes], bytes | None]  # request bytes -> answer bytes (None: close)
 

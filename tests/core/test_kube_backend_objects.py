@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from kubesched import ObjectWriteError
-from kubesched.kube.backend import KubernetesBackend
-from kubesched.kube.transport import NOT_SENT, ApiError
+from kubesched.backends.kube.backend import KubernetesBackend
+from kubesched.backends.kube.transport import NOT_SENT, ApiError
 
 PVC = {
     "apiVersion": "v1",

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from kubesched import ManifestError
-from kubesched.manifests import load_cluster, parse_cluster
+from kubesched.api.manifests import load_cluster, parse_cluster
 from kubesched.testing.builders import make_node, make_pod
 
 SOURCE = "cluster.yaml"
@@ -337,7 +337,7 @@ def test_a_pod_is_read_as_the_apiserver_stores_it(
 
 
 def test_defaulting_leaves_the_input_alone_and_malformed_resources_to_the_parser() -> None:
-    from kubesched.manifests import with_api_defaults
+    from kubesched.api.manifests import with_api_defaults
 
     manifest = {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1"}}}]}}
     defaulted = with_api_defaults(manifest)

@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from kubesched.metrics import (
+from kubesched.engine.metrics import (
     CONTENT_TYPE,
     STATUS_LABELS,
     SchedulerMetrics,
     exponential_buckets,
     status_label,
 )
-from kubesched.status import Code
+from kubesched.framework.status import Code
 
 # -- a small parser for the text exposition format 0.0.4 ---------------------------------------
 _NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
@@ -404,7 +404,7 @@ def test_a_run_records_the_binding_points_and_the_binding_duration() -> None:
     """Reserve, Permit, PreBind, Bind and PostBind are timed as kube-scheduler times them, and
     every Bind goes to scheduler_binding_duration_seconds: the metrics the README names."""
     from kubesched.backends.memory import InMemoryBackend
-    from kubesched.scheduler import Scheduler
+    from kubesched.engine.scheduler import Scheduler
     from kubesched.testing.builders import make_node, make_pod
     from kubesched.testing.harness import make_config
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from kubesched import NodeInfo, Pod, pod_requests
-from kubesched.nodeinfo import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST
-from kubesched.objects import CPU, MEMORY
+from kubesched.api.objects import CPU, MEMORY
+from kubesched.framework.nodeinfo import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST
 from kubesched.testing.builders import make_node, make_pod
 
 MI = 2**20

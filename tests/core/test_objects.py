@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kubesched import Node, ObjectError, Pod, Taint, Toleration
-from kubesched.objects import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, parse_resource_list
+from kubesched.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, parse_resource_list
 from kubesched.testing.builders import make_node, make_pod
 
 

@@ -30,9 +30,9 @@ from kubesched import (
     Status,
     hookimpl,
 )
-from kubesched.manifests import Cluster
-from kubesched.nodeinfo import pod_requests
-from kubesched.simulate import simulate
+from kubesched.api.manifests import Cluster
+from kubesched.framework.nodeinfo import pod_requests
+from kubesched.service.simulate import simulate
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import Harness, make_config, make_scheduler
 

@@ -20,8 +20,8 @@ import pytest
 
 from kubesched import Code, Handle, NodeInfo, Pod, Status, hookimpl
 from kubesched.backends.memory import InMemoryBackend
-from kubesched.scheduler import REASON_SCHEDULER_ERROR, Scheduler
-from kubesched.simulate import VirtualClock
+from kubesched.engine.scheduler import REASON_SCHEDULER_ERROR, Scheduler
+from kubesched.service.simulate import VirtualClock
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import TEST_BINDER, make_config
 
@@ -320,7 +320,7 @@ def test_points_without_plugins_run_inline(monkeypatch: pytest.MonkeyPatch) -> N
     """Only points that have plugins are handed to a runner thread: a profile with a Filter
     and a Bind plugin hands over the scheduling cycle and Bind, not Reserve, Permit, PreBind
     or PostBind (two thread switches saved for each)."""
-    from kubesched import scheduler as scheduler_module
+    from kubesched.engine import scheduler as scheduler_module
 
     handed_over: list[str] = []
     run = scheduler_module._CallRunner.run
@@ -344,7 +344,7 @@ def test_points_without_plugins_run_inline(monkeypatch: pytest.MonkeyPatch) -> N
 
 # -- the runner thread itself ------------------------------------------------------------------
 def test_runner_close_when_idle_ends_its_thread() -> None:
-    from kubesched.scheduler import _CallRunner
+    from kubesched.engine.scheduler import _CallRunner
 
     runner = _CallRunner("idle")
     assert runner.run(1.0, lambda x: x + 1, (1,)) == 2
@@ -357,7 +357,7 @@ def test_runner_close_when_idle_ends_its_thread() -> None:
 def test_runner_closed_during_a_call_still_answers_it() -> None:
     """Shutdown closes every runner while binding cycles may be mid-call (the deposed leader
     of the failover test): the call's outcome reaches its caller and the thread ends after."""
-    from kubesched.scheduler import _CallRunner
+    from kubesched.engine.scheduler import _CallRunner
 
     runner = _CallRunner("busy")
     started, release = threading.Event(), threading.Event()
@@ -384,7 +384,7 @@ def test_runner_closed_between_hand_over_and_take_runs_the_call() -> None:
     no error (the hand-over already released the lock), the call runs, the thread ends."""
     import sys
 
-    from kubesched.scheduler import _CallRunner
+    from kubesched.engine.scheduler import _CallRunner
 
     runner = _CallRunner("handed-over")
     interval = sys.getswitchinterval()

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from kubesched.quantity import InvalidQuantity, parse_quantity, to_int, to_milli
+from kubesched.api.quantity import InvalidQuantity, parse_quantity, to_int, to_milli
 
 INT64_MAX = 2**63 - 1
 

@@ -2,7 +2,7 @@
 it, PreEnqueue gates, and pods that change or go away wherever they are.
 
 Cases follow kube-scheduler's ``pkg/scheduler/backend/queue/scheduling_queue_test.go``. The queue
-runs over a real :class:`~kubesched.framework.Framework` built from small plugins, with a fake
+runs over a real :class:`~kubesched.engine.runtime.Framework` built from small plugins, with a fake
 clock: no test sleeps.
 """
 
@@ -33,9 +33,9 @@ from kubesched import (
     hookimpl,
 )
 from kubesched.config import PluginRef, Profile
-from kubesched.framework import Framework
-from kubesched.queue import DEFAULT_MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
-from kubesched.registry import Registry
+from kubesched.engine.queue import DEFAULT_MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
+from kubesched.engine.runtime import Framework
+from kubesched.framework.registry import Registry
 from kubesched.testing.builders import make_node, make_pod
 
 PROFILE = "custom-scheduler"

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from kubesched import Status, hookimpl
-from kubesched.handle import Handle
-from kubesched.manifests import Cluster
-from kubesched.nodeinfo import NodeInfo
-from kubesched.objects import Pod
-from kubesched.simulate import VirtualClock, queue_order, simulate
+from kubesched.api.manifests import Cluster
+from kubesched.api.objects import Pod
+from kubesched.framework.handle import Handle
+from kubesched.framework.nodeinfo import NodeInfo
+from kubesched.service.simulate import VirtualClock, queue_order, simulate
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import Harness, make_config, make_scheduler
 

@@ -33,9 +33,9 @@ from kubesched import (
     hookimpl,
 )
 from kubesched.config import PluginRef, Profile
-from kubesched.framework import Framework
-from kubesched.queue import DEFAULT_MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
-from kubesched.registry import Registry
+from kubesched.engine.queue import DEFAULT_MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
+from kubesched.engine.runtime import Framework
+from kubesched.framework.registry import Registry
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler
 

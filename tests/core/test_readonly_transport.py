@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
+from kubesched.backends.kube.readonly import ReadOnlyTransport
 from kubesched.errors import KubeschedError
-from kubesched.kube.readonly import ReadOnlyTransport
 
 
 @pytest.mark.parametrize("verb", ["POST", "PUT", "PATCH", "DELETE"])

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from kubesched import InMemoryBackend, Pod
-from kubesched.kube.backend import KubernetesBackend
-from kubesched.kube.recorder import EventRecorder
-from kubesched.kube.transport import ApiError
+from kubesched.backends.kube.backend import KubernetesBackend
+from kubesched.backends.kube.recorder import EventRecorder
+from kubesched.backends.kube.transport import ApiError
 from kubesched.testing.builders import make_pod
 
 VICTIM = make_pod("victim", "team-a").uid("uid-victim").node("n1").obj()
@@ -237,7 +237,7 @@ def test_a_full_queue_drops_counts_and_logs(caplog: pytest.LogCaptureFixture) ->
     transport = SlowTransport(delay=0.05)
     recorder = EventRecorder(transport, writers=1, max_queue=5)  # type: ignore[arg-type]
     try:
-        with caplog.at_level("WARNING", logger="kubesched.kube.recorder"):
+        with caplog.at_level("WARNING", logger="kubesched.backends.kube.recorder"):
             for pod in pods(50, "full"):
                 recorder.record(pod, "Normal", "Scheduled", "Binding", "assigned", "s")
         assert recorder.dropped >= 40

@@ -11,8 +11,8 @@ import time
 
 from test_hostile_server import Hostile, answer, numbered, transport_to
 
-from kubesched.kube.informer import Informer
-from kubesched.kube.transport import MAX_RETRIES, ApiError
+from kubesched.backends.kube.informer import Informer
+from kubesched.backends.kube.transport import MAX_RETRIES, ApiError
 
 TOO_MANY = {"kind": "Status", "reason": "TooManyRequests", "code": 429, "message": "slow down"}
 

@@ -1,4 +1,4 @@
-"""kubesched.selectors: tables ported from component-helpers' nodeaffinity_test.go and
+"""kubesched.api.selectors: tables ported from component-helpers' nodeaffinity_test.go and
 apimachinery's labels selector / LabelSelectorAsSelector tests, plus our own edge cases."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kubesched import FieldError, Node, Pod
-from kubesched.selectors import (
+from kubesched.api.selectors import (
     DOES_NOT_EXIST,
     EQUALS,
     EXISTS,

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from kubesched.metrics import CONTENT_TYPE, SchedulerMetrics
-from kubesched.server import HealthServer
+from kubesched.engine.metrics import CONTENT_TYPE, SchedulerMetrics
+from kubesched.service.server import HealthServer
 
 
 @dataclass
@@ -149,7 +149,7 @@ def test_a_probe_that_raises_answers_500_naming_the_error(broken: str):
 def test_requests_are_logged_at_debug_only(
     server: HealthServer, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ):
-    with caplog.at_level(logging.DEBUG, logger="kubesched.server"):
+    with caplog.at_level(logging.DEBUG, logger="kubesched.service.server"):
         request(server, "/healthz")
     assert capsys.readouterr().err == ""
     access = [r for r in caplog.records if "/healthz" in r.getMessage()]

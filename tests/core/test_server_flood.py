@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kubesched.server import HealthServer
+from kubesched.service.server import HealthServer
 
 SLOW = 200
 HALF_SENT = 300

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from kubesched import CycleState, Handle, NodeInfo, Pod, Status, hookimpl
-from kubesched.explain_recorder import ExplainRecorder
-from kubesched.signature import ResultMemo, signature_key
+from kubesched.engine.explain_recorder import ExplainRecorder
+from kubesched.engine.reuse import ResultMemo, signature_key
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
 

@@ -20,8 +20,8 @@ from kubesched import (
     Status,
     hookimpl,
 )
-from kubesched.explain_recorder import EXCLUDED, FEASIBLE, NOT_EVALUATED, REJECTED
-from kubesched.manifests import load_cluster
+from kubesched.api.manifests import load_cluster
+from kubesched.engine.explain_recorder import EXCLUDED, FEASIBLE, NOT_EVALUATED, REJECTED
 from kubesched.testing.builders import (
     REGION_LABEL,
     ZONE_LABEL,

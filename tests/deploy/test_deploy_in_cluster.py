@@ -25,13 +25,13 @@ from deploy_support import (
 )
 from kubernetes import client
 
-from kubesched.errors import KubeschedError
-from kubesched.kube.connect import (
+from kubesched.backends.kube.connect import (
     SERVICEACCOUNT_DIR_ENV,
     api_client_for,
     credentials_source,
     serviceaccount_dir,
 )
+from kubesched.errors import KubeschedError
 
 LABEL = "scheduler.custom/enabled"
 LEASE_NAMESPACE = "kube-system"

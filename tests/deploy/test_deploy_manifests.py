@@ -19,7 +19,7 @@ import yaml
 from deploy_support import DEPLOY, MANIFESTS, ROOT, run
 
 from kubesched.config import load_config
-from kubesched.registry import Registry
+from kubesched.framework.registry import Registry
 
 SEED_LABEL = {"scheduler.custom/enabled": "true"}
 

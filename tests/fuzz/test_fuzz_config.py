@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from kubesched import ConfigError
 from kubesched.config import SchedulerConfiguration, load_config, parse_config
-from kubesched.registry import Registry
+from kubesched.framework.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = yaml.safe_load((ROOT / "deploy" / "scheduler-config.yaml").read_text())

@@ -14,10 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubesched import ManifestError, Node, ObjectError, Pod, pod_requests
+from kubesched.api.manifests import parse_cluster
 from kubesched.config import default_config
-from kubesched.manifests import parse_cluster
-from kubesched.registry import Registry
-from kubesched.simulate import simulate
+from kubesched.framework.registry import Registry
+from kubesched.service.simulate import simulate
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "core" / "kubesched" / "examples" / "cluster.yaml"
 CLUSTER = yaml.safe_load(EXAMPLE.read_text())

@@ -26,13 +26,13 @@ from typing import Any
 import pytest
 
 from kubesched import ManifestError
+from kubesched.api.manifests import parse_cluster
 from kubesched.backends.memory import InMemoryBackend
 from kubesched.cli import main
 from kubesched.config import load_config
-from kubesched.manifests import parse_cluster
-from kubesched.registry import Registry
-from kubesched.scheduler import Scheduler
-from kubesched.simulate import VirtualClock
+from kubesched.engine.scheduler import Scheduler
+from kubesched.framework.registry import Registry
+from kubesched.service.simulate import VirtualClock
 
 PROFILE = "custom-scheduler"  # the profile kubesched runs without a config
 N = 10_000

@@ -14,8 +14,8 @@ import pytest
 from kubernetes import client
 
 from kubesched import ObjectWriteError
-from kubesched.kube.backend import KubernetesBackend
-from kubesched.kube.transport import Transport
+from kubesched.backends.kube.backend import KubernetesBackend
+from kubesched.backends.kube.transport import Transport
 
 
 class Recorder:

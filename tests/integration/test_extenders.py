@@ -25,16 +25,16 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from kubesched.api.manifests import Cluster as Manifests
+from kubesched.api.objects import Node, Pod
+from kubesched.backends.kube.backend import KubernetesBackend
+from kubesched.backends.kube.connect import api_client_for
+from kubesched.backends.kube.transport import Transport
 from kubesched.config import parse_config
-from kubesched.explain_recorder import ExplainRecorder
-from kubesched.extender_server import ExtenderServer, ExtenderService, ServeOptions
-from kubesched.kube.backend import KubernetesBackend
-from kubesched.kube.connect import api_client_for
-from kubesched.kube.transport import Transport
-from kubesched.manifests import Cluster as Manifests
-from kubesched.objects import Node, Pod
-from kubesched.registry import Registry
-from kubesched.simulate import simulate
+from kubesched.engine.explain_recorder import ExplainRecorder
+from kubesched.framework.registry import Registry
+from kubesched.service.extender_server import ExtenderServer, ExtenderService, ServeOptions
+from kubesched.service.simulate import simulate
 from kubesched.testing.controlplane import Cluster, create_ready_node, ready_node
 from kubesched.testing.extender_stub import (
     FAIL_LABEL,

@@ -7,8 +7,8 @@ import time
 from kubernetes import client
 
 from kubesched import Pod
-from kubesched.kube.informer import Informer
-from kubesched.kube.transport import Transport
+from kubesched.backends.kube.informer import Informer
+from kubesched.backends.kube.transport import Transport
 
 
 def test_pods_are_kept_without_managed_fields(admin_client, core_v1, namespace):

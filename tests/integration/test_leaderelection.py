@@ -21,7 +21,7 @@ import pytest
 from kubernetes import client
 
 from kubesched.config import LeaderElection
-from kubesched.leaderelection import LeaderElector
+from kubesched.service.leaderelection import LeaderElector
 from kubesched.testing.controlplane import Cluster, new_api_client
 
 ClientFor = Callable[..., client.ApiClient]

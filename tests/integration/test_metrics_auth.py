@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
-from kubesched.kube.delegated_auth import DelegatedAuthorizer
-from kubesched.kube.transport import Transport
-from kubesched.server import HealthServer
+from kubesched.backends.kube.delegated_auth import DelegatedAuthorizer
+from kubesched.backends.kube.transport import Transport
+from kubesched.service.server import HealthServer
 
 
 @pytest.fixture

@@ -23,9 +23,9 @@ from kubesched_process import (
 )
 
 from kubesched import Pod
-from kubesched.kube.backend import KubernetesBackend
-from kubesched.kube.recorder import EventRecorder
-from kubesched.kube.transport import Transport
+from kubesched.backends.kube.backend import KubernetesBackend
+from kubesched.backends.kube.recorder import EventRecorder
+from kubesched.backends.kube.transport import Transport
 
 SCHEDULER = "custom-scheduler"
 

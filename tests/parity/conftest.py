@@ -27,7 +27,7 @@ import pytest
 from kubernetes import client
 from parity_runner import PROFILE, ParitySettings, ParityStats, ReferenceRunner, RunError
 
-from kubesched.registry import Registry
+from kubesched.framework.registry import Registry
 from kubesched.testing.controlplane import (
     KUBECONFIG_ENV,
     Binaries,

@@ -10,7 +10,8 @@ where the pod went. A pod left unschedulable is deleted before the next one come
 retry changes the cluster behind the comparison's back. Then it deletes what it created, so
 that the next scenario runs on a cluster with only its own nodes.
 
-The kubesched side (:func:`kubesched_outcome`) schedules each pod with ``kubesched.simulate`` over
+The kubesched side (:func:`kubesched_outcome`) schedules each pod with
+``kubesched.service.simulate`` over
 the same objects as the apiserver stored them (defaults applied) and the same cluster the
 reference scheduler saw for that pod: the nodes and the pods bound at that moment. So a
 difference in one pod never cascades into the next.
@@ -49,13 +50,13 @@ from parity_scenarios import (
     renamed,
 )
 
+from kubesched.api.manifests import Cluster
+from kubesched.api.objects import Node, Pod
+from kubesched.backends.kube.transport import ApiError, Transport
 from kubesched.config import SchedulerConfiguration, parse_config
-from kubesched.explain_recorder import ExplainRecorder
-from kubesched.kube.transport import ApiError, Transport
-from kubesched.manifests import Cluster
-from kubesched.objects import Node, Pod
-from kubesched.registry import Registry
-from kubesched.simulate import SimulationResult, simulate
+from kubesched.engine.explain_recorder import ExplainRecorder
+from kubesched.framework.registry import Registry
+from kubesched.service.simulate import SimulationResult, simulate
 
 __all__ = [
     "PROFILE",

@@ -24,12 +24,12 @@ from typing import Any
 import pytest
 import yaml
 
+from kubesched.api.manifests import Cluster, with_api_defaults
+from kubesched.api.objects import Node, Pod
+from kubesched.backends.kube.transport import Transport
 from kubesched.config import parse_config
-from kubesched.kube.transport import Transport
-from kubesched.manifests import Cluster, with_api_defaults
-from kubesched.objects import Node, Pod
-from kubesched.registry import Registry
-from kubesched.simulate import simulate
+from kubesched.framework.registry import Registry
+from kubesched.service.simulate import simulate
 from kubesched.testing.controlplane import (
     Binaries,
     ControlPlane,

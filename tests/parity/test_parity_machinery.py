@@ -43,8 +43,8 @@ from parity_scenarios import (
     renamed,
 )
 
-from kubesched.objects import Node, Pod
-from kubesched.registry import Registry
+from kubesched.api.objects import Node, Pod
+from kubesched.framework.registry import Registry
 
 # -- generation -----------------------------------------------------------------------------------
 

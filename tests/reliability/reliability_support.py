@@ -17,13 +17,13 @@ from faultproxy import FaultProxy, Record
 from kubernetes import client
 from kubesched_process import LABEL, KubeschedProcess, pod_manifest, seed_config
 
+from kubesched.backends.kube.backend import KubernetesBackend
+from kubesched.backends.kube.connect import api_client_for
+from kubesched.backends.kube.recorder import EventRecorder
+from kubesched.backends.kube.transport import Transport
 from kubesched.config import parse_config
-from kubesched.kube.backend import KubernetesBackend
-from kubesched.kube.connect import api_client_for
-from kubesched.kube.recorder import EventRecorder
-from kubesched.kube.transport import Transport
-from kubesched.registry import Registry
-from kubesched.scheduler import Scheduler
+from kubesched.engine.scheduler import Scheduler
+from kubesched.framework.registry import Registry
 from kubesched.testing.controlplane import ControlPlane, create_ready_node, ready_node
 
 #: Several hundred pods in flight in every fault scenario.

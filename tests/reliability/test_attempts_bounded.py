@@ -11,8 +11,8 @@ from pathlib import Path
 from test_loop_liveness import KUBECONFIG
 
 from kubesched.backends.memory import InMemoryBackend
-from kubesched.run import RunOptions, Service
-from kubesched.scheduler import Scheduler
+from kubesched.engine.scheduler import Scheduler
+from kubesched.service.run import RunOptions, Service
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_config
 

@@ -22,7 +22,7 @@ from reliability_support import (
     wait_for,
 )
 
-from kubesched.registry import Registry
+from kubesched.framework.registry import Registry
 from kubesched.testing.controlplane import ControlPlane, new_api_client
 
 PODS_WATCH = "/api/v1/pods"

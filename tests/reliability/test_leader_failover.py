@@ -16,9 +16,9 @@ from reliability_support import PODS, check_exactly_once, successful_binds, wait
 from test_controlplane_faults import BackgroundCreator
 
 from kubesched import BindError, Pod
-from kubesched.kube.backend import KubernetesBackend
-from kubesched.kube.connect import api_client_for
-from kubesched.kube.transport import ApiError, Transport
+from kubesched.backends.kube.backend import KubernetesBackend
+from kubesched.backends.kube.connect import api_client_for
+from kubesched.backends.kube.transport import ApiError, Transport
 
 LEASE = {"leaseDuration": "3s", "renewDeadline": "2s", "retryPeriod": "500ms"}
 

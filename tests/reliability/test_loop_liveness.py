@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from kubesched.backends.memory import InMemoryBackend
-from kubesched.run import RunOptions, Service
-from kubesched.scheduler import REASON_SCHEDULER_ERROR, Scheduler
+from kubesched.engine.scheduler import REASON_SCHEDULER_ERROR, Scheduler
+from kubesched.service.run import RunOptions, Service
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_config
 

@@ -21,7 +21,7 @@ import pytest
 from reliability_support import PODS, check_exactly_once, pod_condition, seed_profile, wait_for
 
 from kubesched import Code, Handle, NodeInfo, Pod, Status, hookimpl
-from kubesched.registry import Registry
+from kubesched.framework.registry import Registry
 
 #: Released when a test ends: a hung plugin then returns (every wait is bounded anyway).
 RELEASE = threading.Event()

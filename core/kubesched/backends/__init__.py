@@ -1,6 +1,6 @@
 """Cluster backends: where nodes and pods come from and where decisions go."""
 
-from kubesched.backends.base import BindError, ClusterBackend, EventHandler, ObjectWriteError
 from kubesched.backends.memory import InMemoryBackend
+from kubesched.framework.backend import BindError, ClusterBackend, EventHandler, ObjectWriteError
 
 __all__ = ["BindError", "ClusterBackend", "EventHandler", "InMemoryBackend", "ObjectWriteError"]

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.objects import Node, Pod
-from kubesched.backends.base import BindError, EventHandler, ObjectWriteError
+from kubesched.api.objects import Node, Pod
+from kubesched.framework.backend import BindError, EventHandler, ObjectWriteError
 
 __all__ = ["InMemoryBackend", "RecordedEvent", "merge_patch"]
 

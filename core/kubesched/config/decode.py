@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.errors import FieldError
-from kubesched.hookspecs import EXTENSION_POINTS
 from kubesched.config.defaults import MULTI_POINT
 from kubesched.config.types import API_GROUP, ClientConnection, LeaderElection
+from kubesched.errors import FieldError
+from kubesched.framework.hookspecs import EXTENSION_POINTS
 
 __all__ = [
     "DecodedConfig",

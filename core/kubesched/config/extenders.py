@@ -58,7 +58,8 @@ class ExtenderManagedResource:
 
 @dataclass(frozen=True)
 class Extender:
-    """One HTTP extender, called at kube-scheduler's points (see :mod:`kubesched.extender`)."""
+    """One HTTP extender, called at kube-scheduler's points (see
+    :mod:`kubesched.engine.extender`)."""
 
     url_prefix: str
     filter_verb: str = ""

@@ -8,11 +8,16 @@ from typing import Any
 
 import yaml
 
-from kubesched.errors import ConfigError, FieldError
-from kubesched.registry import Registry
 from kubesched.config.decode import decode, show
-from kubesched.config.types import API_VERSION, DEPRECATED_API_VERSIONS, KIND, SchedulerConfiguration
+from kubesched.config.types import (
+    API_VERSION,
+    DEPRECATED_API_VERSIONS,
+    KIND,
+    SchedulerConfiguration,
+)
 from kubesched.config.validate import build_configuration
+from kubesched.errors import ConfigError, FieldError
+from kubesched.framework.registry import Registry
 
 __all__ = ["default_config", "load_config", "parse_config"]
 

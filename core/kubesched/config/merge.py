@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kubesched.hookspecs import EXTENSION_POINTS
 from kubesched.config.decode import PluginEntry, PluginSetSpec
 from kubesched.config.defaults import MULTI_POINT
 from kubesched.config.types import PluginRef
+from kubesched.framework.hookspecs import EXTENSION_POINTS
 
 __all__ = ["ALL_DISABLED", "MergedSet", "expand_multi_point", "merge_plugin_set", "merge_plugins"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.hookspecs import EXTENSION_POINTS
 from kubesched.config.extenders import Extender
+from kubesched.framework.hookspecs import EXTENSION_POINTS
 
 __all__ = [
     "API_GROUP",

@@ -11,19 +11,25 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable, Sequence
 
-from kubesched.errors import FieldError, PluginLoadError
-from kubesched.hookspecs import EXTENSION_POINTS
-from kubesched.registry import Registry
 from kubesched.config.decode import DecodedConfig, PluginEntry, ProfileSpec
 from kubesched.config.defaults import DEFAULT_DISTRIBUTIONS, MULTI_POINT, default_plugin_sets
 from kubesched.config.extenders import apply_ignored_resources, decode_extenders
 from kubesched.config.merge import expand_multi_point, merge_plugins
-from kubesched.config.types import DEFAULT_SCHEDULER_NAME, PluginRef, Profile, SchedulerConfiguration
+from kubesched.config.types import (
+    DEFAULT_SCHEDULER_NAME,
+    PluginRef,
+    Profile,
+    SchedulerConfiguration,
+)
+from kubesched.errors import FieldError, PluginLoadError
+from kubesched.framework.hookspecs import EXTENSION_POINTS
+from kubesched.framework.registry import Registry
 
 __all__ = ["build_configuration"]
 
 #: client-go's ``leaderelection.JitterFactor``: ``NewLeaderElector`` refuses a renewDeadline not
-#: above ``retryPeriod × JitterFactor`` (kubesched.leaderelection jitters its tries by it too).
+#: above ``retryPeriod × JitterFactor`` (kubesched.service.leaderelection jitters its tries by it
+#: too).
 LEADER_ELECTION_JITTER_FACTOR = 1.2
 
 

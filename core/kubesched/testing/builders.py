@@ -14,7 +14,7 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any, Self
 
-from kubesched.objects import Node, Pod
+from kubesched.api.objects import Node, Pod
 
 __all__ = [
     "HOSTNAME_LABEL",

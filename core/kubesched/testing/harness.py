@@ -4,12 +4,13 @@
   :meth:`~FakeCluster.handle` let a test build a plugin (:func:`new_plugin`) and call its hooks
   directly.
 - :class:`Harness` runs the real scheduler (queue, cache, framework, binding) over such a
-  cluster and returns, for each pod, a :class:`~kubesched.explain_recorder.CycleReport`: every
+  cluster and returns, for each pod, a :class:`~kubesched.engine.explain_recorder.CycleReport`:
+  every
   plugin's verdict per node, raw/normalized/weighted scores, the chosen node and the message.
   ``Harness.for_plugin(MyPlugin)`` enables one plugin alone at every point it implements.
 - ``make_scheduler({"MyFilter": MyFilter}, {"filter": {"enabled": [{"name": "MyFilter"}]}},
   nodes=[...], pods=[...])`` is the lower level: a ready
-  :class:`~kubesched.scheduler.Scheduler`.
+  :class:`~kubesched.engine.scheduler.Scheduler`.
 
 The registry always holds exactly the plugins passed (plus a first-in-first-out QueueSort and a
 binder from this module, unless the profile configures those points), so a test never depends on
@@ -25,22 +26,22 @@ from typing import Any
 
 import yaml
 
-from kubesched.backends.base import BindError
+from kubesched.api.objects import Node, Pod
 from kubesched.backends.memory import InMemoryBackend
 from kubesched.config import SchedulerConfiguration, parse_config
-from kubesched.cycle_state import CycleState
-from kubesched.explain_recorder import CycleReport, ExplainRecorder
-from kubesched.handle import Handle
-from kubesched.hookspecs import hookimpl
-from kubesched.nodeinfo import NodeInfo
-from kubesched.objects import Node, Pod
-from kubesched.registry import Registry, check_hook_names, extension_points_of
-from kubesched.results import QueuedPodInfo
-from kubesched.scheduler import Scheduler
-from kubesched.simulate import VirtualClock
-from kubesched.snapshot import Snapshot
-from kubesched.status import Status
-from kubesched.waiting_pods import WaitingPod
+from kubesched.engine.explain_recorder import CycleReport, ExplainRecorder
+from kubesched.engine.scheduler import Scheduler
+from kubesched.framework.backend import BindError
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
+from kubesched.framework.hookspecs import hookimpl
+from kubesched.framework.nodeinfo import NodeInfo
+from kubesched.framework.registry import Registry, check_hook_names, extension_points_of
+from kubesched.framework.results import QueuedPodInfo
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Status
+from kubesched.framework.waiting_pods import WaitingPod
+from kubesched.service.simulate import VirtualClock
 from kubesched.testing.builders import NodeBuilder, PodBuilder
 
 __all__ = [
@@ -136,7 +137,7 @@ def make_scheduler(
     ``objects`` are the consulted kinds' objects, by kind (PersistentVolumes, …).
 
     With a ``clock`` and inline binding, waits at Permit run on that clock (``wait_on_clock``,
-    see :class:`~kubesched.scheduler.Scheduler`): nothing blocks on them."""
+    see :class:`~kubesched.engine.scheduler.Scheduler`): nothing blocks on them."""
     config, registry = make_config(plugins, profile, **top_level)
     backend = InMemoryBackend(nodes, pods, objects)
     kwargs: dict[str, Any] = {"seed": seed, "inline_binding": inline_binding}

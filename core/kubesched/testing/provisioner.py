@@ -18,7 +18,7 @@ import logging
 import threading
 from typing import Any, Self
 
-from kubesched.storage import ANN_SELECTED_NODE
+from kubesched.api.storage import ANN_SELECTED_NODE
 
 __all__ = ["TestProvisioner"]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.cycle_state import CycleState
+from kubesched.framework.cycle_state import CycleState
 from kubesched.testing import builders
 from kubesched.testing.harness import FakeCluster, Harness
 from kubesched.testing.harness import new_plugin as _new_plugin

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubesched import Pod
-from kubesched.selectors import LabelSelector, SelectorError
+from kubesched.api.selectors import LabelSelector, SelectorError
 
 __all__ = [
     "Candidate",

@@ -1,6 +1,7 @@
 """DefaultPreemption in the real scheduler: victims deleted from the in-memory backend, the
 preemptor nominated, held at PreEnqueue while its victims' calls are pending, retried on its node
-first and bound there; messages and events as kube writes them; ``kubesched.simulate`` over a
+first and bound there; messages and events as kube writes them; ``kubesched.service.simulate`` over
+a
 cluster with PodDisruptionBudgets; NodeResourcesFit when installed."""
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from kubesched_default_preemption import (
 )
 from preemption_support import HIGH, LOW, MID, PROFILE_NAME, TEST_PLUGINS, node, pdb, pod, profile
 
-from kubesched.manifests import Cluster
-from kubesched.simulate import VirtualClock, simulate
+from kubesched.api.manifests import Cluster
+from kubesched.service.simulate import VirtualClock, simulate
 from kubesched.testing.harness import Harness, make_config, make_scheduler, run_until_idle
 
 PLUGINS = {NAME: DefaultPreemption, **TEST_PLUGINS}

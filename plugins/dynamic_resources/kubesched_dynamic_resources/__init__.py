@@ -33,7 +33,7 @@ from kubesched import (
     hookimpl,
     parse_duration,
 )
-from kubesched.selectors import NodeSelector, SelectorError
+from kubesched.api.selectors import NodeSelector, SelectorError
 
 from .allocator import AllocationError, Allocator, DeviceID, claim_key
 

@@ -25,7 +25,7 @@ from decimal import Decimal
 from typing import Any
 
 from kubesched import InvalidQuantity, Node, parse_quantity
-from kubesched.selectors import NodeSelector, SelectorError
+from kubesched.api.selectors import NodeSelector, SelectorError
 
 from .cel import CELError, DeviceInput, compile_selector, device_input
 

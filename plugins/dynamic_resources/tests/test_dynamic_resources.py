@@ -327,8 +327,8 @@ spec:
 
 
 def test_simulate_reads_dra_objects_and_the_next_pod_sees_the_allocation():
-    from kubesched.manifests import parse_cluster
-    from kubesched.simulate import simulate
+    from kubesched.api.manifests import parse_cluster
+    from kubesched.service.simulate import simulate
     from kubesched.testing.harness import make_config
 
     text = CLUSTER_YAML + _claim_and_pod("first") + _claim_and_pod("second")
@@ -347,7 +347,7 @@ def test_simulate_reads_dra_objects_and_the_next_pod_sees_the_allocation():
 
 def test_a_generated_claim_in_the_pod_status_is_its_own_update_action():
     from kubesched import ActionType
-    from kubesched.event_handlers import pod_update_actions
+    from kubesched.engine.event_handlers import pod_update_actions
 
     old = make_pod("p").uid("uid-p").obj()
     new = make_pod("p").uid("uid-p").obj()

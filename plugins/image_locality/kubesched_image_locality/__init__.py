@@ -27,7 +27,7 @@ from kubesched import (
     Pod,
     hookimpl,
 )
-from kubesched.helpers import MAX_NODE_SCORE
+from kubesched.framework.helpers import MAX_NODE_SCORE
 
 __all__ = [
     "MAX_CONTAINER_THRESHOLD",

@@ -17,7 +17,7 @@ from kubesched_image_locality import (
 )
 
 from kubesched import ConfigError, CycleState, InMemoryBackend, Node, NodeInfo, Pod, Snapshot
-from kubesched.handle import Handle
+from kubesched.framework.handle import Handle
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
 

@@ -30,8 +30,8 @@ from kubesched import (
     Status,
     hookimpl,
 )
-from kubesched.helpers import MAX_NODE_SCORE, unreadable
-from kubesched.selectors import SelectorError
+from kubesched.api.selectors import SelectorError
+from kubesched.framework.helpers import MAX_NODE_SCORE, unreadable
 
 from .counting import Contribution, MatchCounts, Pair, PairTallies
 from .state import (

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched import ArgsError, FieldError, Pod
-from kubesched.helpers import compile_selector
-from kubesched.selectors import NOTHING, LabelSelector, SelectorError
+from kubesched.api.selectors import NOTHING, LabelSelector, SelectorError
+from kubesched.framework.helpers import compile_selector
 
 __all__ = [
     "AffinityTerm",

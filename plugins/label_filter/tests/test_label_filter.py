@@ -6,8 +6,8 @@ import pytest
 from kubesched_label_filter import DEFAULT_LABELS, NAME, LabelFilter, reason_missing_label
 
 from kubesched import Code, ConfigError, CycleState, InMemoryBackend, NodeInfo
-from kubesched.handle import Handle
-from kubesched.snapshot import Snapshot
+from kubesched.framework.handle import Handle
+from kubesched.framework.snapshot import Snapshot
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
 

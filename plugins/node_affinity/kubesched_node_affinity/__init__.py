@@ -29,8 +29,7 @@ from kubesched import (
     Status,
     hookimpl,
 )
-from kubesched.helpers import MAX_NODE_SCORE, default_normalize_score, unreadable
-from kubesched.selectors import (
+from kubesched.api.selectors import (
     IN,
     OBJECT_NAME_FIELD,
     NodeSelector,
@@ -38,6 +37,7 @@ from kubesched.selectors import (
     RequiredNodeAffinity,
     SelectorError,
 )
+from kubesched.framework.helpers import MAX_NODE_SCORE, default_normalize_score, unreadable
 
 __all__ = [
     "ERR_REASON_CONFLICT",

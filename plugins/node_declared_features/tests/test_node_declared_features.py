@@ -26,8 +26,8 @@ from kubesched import (
     QueueingHint,
     Snapshot,
 )
-from kubesched.event_handlers import node_update_actions
-from kubesched.handle import Handle
+from kubesched.engine.event_handlers import node_update_actions
+from kubesched.framework.handle import Handle
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import Harness, make_scheduler
 

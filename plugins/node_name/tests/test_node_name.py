@@ -16,7 +16,7 @@ from kubesched import (
     NodeInfo,
     Snapshot,
 )
-from kubesched.handle import Handle
+from kubesched.framework.handle import Handle
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
 

@@ -25,8 +25,8 @@ from kubesched import (
     hookimpl,
     pod_requests,
 )
-from kubesched.helpers import MAX_NODE_SCORE
-from kubesched.selectors import label_key_errors
+from kubesched.api.selectors import label_key_errors
+from kubesched.framework.helpers import MAX_NODE_SCORE
 
 __all__ = [
     "DEFAULT_RESOURCES",

@@ -28,7 +28,7 @@ from kubesched import (
     hookimpl,
     pod_requests,
 )
-from kubesched.helpers import unreadable
+from kubesched.framework.helpers import unreadable
 
 from .args import DEFAULT_RESOURCES, NodeResourcesFitArgs, ScoringStrategy
 from .scoring import (

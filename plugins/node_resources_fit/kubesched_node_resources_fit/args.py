@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched import ArgsError, FieldError
-from kubesched.selectors import label_key_errors
+from kubesched.api.selectors import label_key_errors
 
 from .scoring import (
     CPU,

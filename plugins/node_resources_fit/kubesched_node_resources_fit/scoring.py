@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kubesched import NodeInfo
-from kubesched.helpers import MAX_NODE_SCORE
-from kubesched.selectors import label_key_errors
+from kubesched.api.selectors import label_key_errors
+from kubesched.framework.helpers import MAX_NODE_SCORE
 
 __all__ = [
     "CPU",

@@ -27,7 +27,7 @@ from kubesched import (
     Taint,
     hookimpl,
 )
-from kubesched.helpers import unreadable
+from kubesched.framework.helpers import unreadable
 
 __all__ = ["NAME", "REASON_UNSCHEDULABLE", "TAINT_NODE_UNSCHEDULABLE", "NodeUnschedulable"]
 

@@ -30,7 +30,7 @@ from kubesched import (
     Status,
     hookimpl,
 )
-from kubesched.storage import (
+from kubesched.api.storage import (
     by_key,
     claim_class,
     ephemeral_owner_error,

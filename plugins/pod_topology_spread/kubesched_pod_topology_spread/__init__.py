@@ -30,8 +30,8 @@ from kubesched import (
     Status,
     hookimpl,
 )
-from kubesched.helpers import MAX_NODE_SCORE
-from kubesched.selectors import RequiredNodeAffinity, SelectorError
+from kubesched.api.selectors import RequiredNodeAffinity, SelectorError
+from kubesched.framework.helpers import MAX_NODE_SCORE
 
 from .constraints import (
     DO_NOT_SCHEDULE,

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched import ArgsError, FieldError, Node, Pod
-from kubesched.helpers import compile_selector, find_untolerated_taint
-from kubesched.selectors import (
+from kubesched.api.selectors import (
     LabelSelector,
     RequiredNodeAffinity,
     Requirement,
     label_key_errors,
 )
+from kubesched.framework.helpers import compile_selector, find_untolerated_taint
 
 __all__ = [
     "DO_NOT_SCHEDULE",
@@ -279,7 +279,7 @@ def filter_constraints(
 
     ``matchLabelKeys`` add the pod's values of those keys to a non-nil selector; the inclusion
     policies default to ``Honor`` (node affinity) and ``Ignore`` (taints). Raises
-    :class:`~kubesched.selectors.SelectorError` for a selector that cannot be parsed.
+    :class:`~kubesched.api.selectors.SelectorError` for a selector that cannot be parsed.
     """
     result = []
     for c in constraints:

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 
 from kubesched import NodeInfo, Pod
-from kubesched.selectors import LabelSelector
+from kubesched.api.selectors import LabelSelector
 
 from .constraints import SpreadConstraint
 

@@ -46,7 +46,7 @@ from kubesched import (
     Snapshot,
     Status,
 )
-from kubesched.selectors import NOTHING, LabelSelector
+from kubesched.api.selectors import NOTHING, LabelSelector
 from kubesched.testing.harness import make_scheduler, run_until_idle
 from kubesched.testing.st import (
     HOSTNAME,

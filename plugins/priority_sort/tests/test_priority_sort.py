@@ -6,8 +6,8 @@ import pytest
 from kubesched_priority_sort import NAME, PrioritySort
 
 from kubesched import InMemoryBackend, QueuedPodInfo
-from kubesched.handle import Handle
-from kubesched.snapshot import Snapshot
+from kubesched.framework.handle import Handle
+from kubesched.framework.snapshot import Snapshot
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
 

@@ -27,7 +27,7 @@ from kubesched import (
     Status,
     hookimpl,
 )
-from kubesched.helpers import (
+from kubesched.framework.helpers import (
     MAX_NODE_SCORE,
     TolerationIndex,
     default_normalize_score,

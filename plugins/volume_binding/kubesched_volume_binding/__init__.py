@@ -38,7 +38,7 @@ from kubesched import (
     Status,
     hookimpl,
 )
-from kubesched.storage import (
+from kubesched.api.storage import (
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubesched.storage import object_key, resource_version
+from kubesched.api.storage import object_key, resource_version
 
 Obj = Mapping[str, Any]
 

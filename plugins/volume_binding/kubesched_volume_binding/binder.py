@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched import Node
-from kubesched.selectors import LabelSelector, SelectorError
-from kubesched.storage import (
+from kubesched.api.selectors import LabelSelector, SelectorError
+from kubesched.api.storage import (
     ANN_SELECTED_NODE,
     check_node_affinity,
     claim_class,

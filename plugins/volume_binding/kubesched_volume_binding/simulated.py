@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched import Node
-from kubesched.storage import (
+from kubesched.api.storage import (
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
     claim_class,

@@ -20,8 +20,8 @@ from kubesched_volume_binding import (
 )
 
 from kubesched import ArgsError, Code, CycleState, InMemoryBackend, Node, Pod, QueueingHint
-from kubesched.handle import Handle
-from kubesched.storage import ANN_BIND_COMPLETED, ANN_SELECTED_NODE
+from kubesched.api.storage import ANN_BIND_COMPLETED, ANN_SELECTED_NODE
+from kubesched.framework.handle import Handle
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import FakeCluster, Harness, make_snapshot, new_plugin
 

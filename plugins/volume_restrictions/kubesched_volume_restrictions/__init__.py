@@ -28,7 +28,7 @@ from kubesched import (
     Status,
     hookimpl,
 )
-from kubesched.storage import by_key, meta, not_found, pod_claims, pod_volumes, uses_claim
+from kubesched.api.storage import by_key, meta, not_found, pod_claims, pod_volumes, uses_claim
 
 __all__ = [
     "NAME",

@@ -28,7 +28,7 @@ from kubesched import (
     Status,
     hookimpl,
 )
-from kubesched.storage import (
+from kubesched.api.storage import (
     by_key,
     claim_class,
     label_zones_to_set,

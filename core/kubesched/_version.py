@@ -1,0 +1,3 @@
+"""The distribution's version, in a module of its own so any layer can read it without a cycle."""
+
+__version__ = "0.1.0"

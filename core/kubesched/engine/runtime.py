@@ -1,0 +1,787 @@
+"""The framework runtime: one profile's plugins, run point by point in the profile's order.
+
+pluggy validates every plugin against the hookspecs (a hookimpl with an argument the spec lacks
+is refused at start-up); the calls themselves go plugin by plugin in the merged profile order, so
+that order, per-plugin weights and per-plugin statuses never depend on pluggy's LIFO call order or
+on install order (docs/design.md, "Calling plugins in profile order").
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from kubesched.api.objects import Pod
+from kubesched.engine.reuse import PodSignature, ResultMemo, signature_key
+from kubesched.errors import ArgsError, FieldError, KubeschedError, PluginLoadError
+from kubesched.framework import hookspecs
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.handle import Handle
+from kubesched.framework.helpers import MAX_NODE_SCORE, MIN_NODE_SCORE
+from kubesched.framework.nodeinfo import NodeInfo
+from kubesched.framework.registry import Registry
+from kubesched.framework.results import (
+    NodeToStatus,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+)
+from kubesched.framework.status import Code, Status
+from kubesched.framework.waiting_pods import WaitingPod
+
+if TYPE_CHECKING:
+    from kubesched.config import Profile
+
+__all__ = [
+    "MAX_NODE_SCORE",
+    "RUNNING_BINDING_PLUGIN",
+    "FilterReuse",
+    "Framework",
+    "NodeScores",
+    "PluginCall",
+    "ProfileBuildError",
+]
+
+log = logging.getLogger(__name__)
+
+
+# -- plugin time limit of the binding cycle (scheduler.py): the (point, plugin) being run is
+# recorded in the pod's CycleState, since binding cycles run in parallel --
+RUNNING_BINDING_PLUGIN = "kubesched/running-binding-plugin"
+
+
+class ProfileBuildError(KubeschedError):
+    """Plugins of a profile that could not be built; ``errors`` carries their field paths."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(str(e) for e in errors))
+
+
+@dataclass(frozen=True, slots=True)
+class PluginCall:
+    """One plugin's implementation of one hook, callable with the hook's full argument list."""
+
+    plugin: str
+    call: Callable[..., Any]
+    weight: int = 1
+
+
+class NodeScores:
+    """A Score point's outcome: each plugin's weighted scores and each node's total, aligned
+    with the nodes scored; :attr:`by_plugin` as node-keyed dicts, built on first use."""
+
+    __slots__ = ("_by_plugin", "columns", "names", "totals")
+
+    def __init__(self, names: list[str], columns: dict[str, list[int]], totals: list[int]) -> None:
+        self.names = names
+        #: plugin -> weighted score per node.
+        self.columns = columns
+        #: The weighted sum per node.
+        self.totals = totals
+        self._by_plugin: dict[str, dict[str, int]] | None = None
+
+    @property
+    def by_plugin(self) -> dict[str, dict[str, int]]:
+        """plugin -> node -> weighted score."""
+        if self._by_plugin is None:
+            self._by_plugin = {
+                plugin: dict(zip(self.names, column, strict=True))
+                for plugin, column in self.columns.items()
+            }
+        return self._by_plugin
+
+
+@dataclass(slots=True)
+class FilterReuse:
+    """A cycle's reusable Filter results: ``table`` (node name -> ``(generation, status)``, or
+    ``(generation, (position, status))`` when some running Filters did not sign the pod), the
+    running Filters that signed it and those that did not, each with its position in the
+    running order."""
+
+    table: dict[str, tuple[int, Any]]
+    signed: list[tuple[int, PluginCall]]
+    unsigned: list[tuple[int, PluginCall]]
+
+    @property
+    def complete(self) -> bool:
+        """Every running Filter signed the pod: the table holds the node's status itself."""
+        return not self.unsigned
+
+
+class _ScoreFailed(Exception):
+    """A Score plugin returned a failure Status (carried to ``run_score``)."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+def _integer_score(value: Any, plugin: str, node: str, point: str) -> int:
+    """``value`` as a node score: any integer (numpy's too) but a bool; anything else is an
+    Error naming the plugin, never rounded or truncated (kube's scores are int64)."""
+    if not isinstance(value, bool) and hasattr(type(value), "__index__"):
+        return operator.index(value)
+    raise _ScoreFailed(
+        Status(
+            Code.ERROR,
+            f'{point} plugin "{plugin}" returned {type(value).__name__} {value!r} for node '
+            f'"{node}"; a score must be an int in [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}]',
+            plugin=plugin,
+        )
+    )
+
+
+def _adapt(
+    function: Callable[..., Any], argnames: tuple[str, ...], spec_argnames: tuple[str, ...]
+) -> Callable[..., Any]:
+    """Call ``function`` with only the arguments it declares (pluggy's subset rule)."""
+    if argnames == spec_argnames:
+        return function
+    picks = [spec_argnames.index(name) for name in argnames]
+    return lambda *args: function(*[args[i] for i in picks])
+
+
+class Framework:
+    """Builds a profile's plugins and runs its extension points."""
+
+    def __init__(self, profile: Profile, registry: Registry, handle: Handle) -> None:
+        self.profile = profile
+        self.name = profile.scheduler_name
+        self.handle = handle
+        self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
+        self.plugins: dict[str, Any] = {}
+        self._manager = pluggy.PluginManager(hookspecs.PROJECT)
+        self._manager.add_hookspecs(hookspecs)
+        errors: list[FieldError] = []
+        for name in profile.plugin_names():
+            self._build_plugin(name, registry, errors)
+        try:
+            self._manager.check_pending()  # a hookimpl whose name matches no extension point
+        except pluggy.PluginValidationError as exc:
+            errors.append(FieldError(f"profiles[{getattr(profile, 'index', 0)}].plugins", str(exc)))
+        if errors:
+            raise ProfileBuildError(errors)
+        self._calls: dict[str, list[PluginCall]] = {}
+        for point, hook in hookspecs.EXTENSION_POINTS.items():
+            self._calls[hook] = self._ordered_calls(
+                hook, [(r.name, r.weight) for r in profile.plugins.get(point, [])]
+            )
+        score_order = [(c.plugin, c.weight) for c in self._calls["score"]]
+        self._calls["normalize_score"] = self._ordered_calls("normalize_score", score_order)
+        pre_filter_order = [(c.plugin, 1) for c in self._calls["pre_filter"]]
+        for extension in ("pre_filter_add_pod", "pre_filter_remove_pod"):
+            self._calls[extension] = self._ordered_calls(extension, pre_filter_order)
+        reserve_order = [(c.plugin, 1) for c in self._calls["reserve"]]
+        # Unreserve runs in reverse order of Reserve (kube-scheduler's rule).
+        self._calls["unreserve"] = self._ordered_calls("unreserve", reserve_order[::-1])
+        self._calls["events_to_register"] = self._ordered_calls(
+            "events_to_register", [(name, 1) for name in self.plugins]
+        )
+        self._score_weights = {c.plugin: c.weight for c in self._calls["score"]}
+        # Plugins whose results depend on the pod being scheduled: each must sign a pod for its
+        # Filter or Score results to be reused for the next pod like it (signature.py).
+        candidates = list(
+            dict.fromkeys(
+                c.plugin
+                for hook in ("pre_filter", "filter", "pre_score", "score")
+                for c in self._calls[hook]
+            )
+        )
+        self._calls["sign_pod"] = self._ordered_calls("sign_pod", [(n, 1) for n in candidates])
+        signers = {c.plugin for c in self._calls["sign_pod"]}
+        self._never_signed = frozenset(n for n in candidates if n not in signers)
+        #: Reuse Filter/Score results across pods with the same signature (off: always call).
+        self.reuse_results = True
+        self.memo = ResultMemo()
+        # The scheduling-cycle point and plugin call being run (read only when a call overruns
+        # the scheduler's plugin time limit, to name the culprit).
+        self._point = ""
+        self._current: PluginCall | None = None
+        handle.framework = self
+
+    # -- construction --------------------------------------------------------------------------
+    def _build_plugin(self, name: str, registry: Registry, errors: list[FieldError]) -> None:
+        index = getattr(self.profile, "index", 0)
+        args_path = self.profile.args_paths.get(
+            name, f"profiles[{index}].pluginConfig[{name}].args"
+        )
+        spec = registry.get(name)
+        try:
+            cls = spec.load()
+            plugin = cls(dict(self.profile.plugin_args.get(name, {})), self.handle)
+        except ArgsError as exc:
+            errors.extend(error.under(args_path) for error in exc.errors)
+            return
+        except PluginLoadError as exc:
+            errors.append(FieldError(f"profiles[{index}].plugins", str(exc)))
+            return
+        except (Exception, SystemExit) as exc:  # a broken factory is reported, not raised
+            errors.append(
+                FieldError(
+                    args_path,
+                    f'plugin "{name}" ({spec.distribution or spec.target}'
+                    f"{' ' + spec.version if spec.version else ''}) failed to "
+                    f"start: {type(exc).__name__}: {exc}",
+                )
+            )
+            return
+        try:
+            self._manager.register(plugin, name=name)
+        except pluggy.PluginValidationError as exc:
+            errors.append(FieldError(f"profiles[{index}].plugins", f'plugin "{name}": {exc}'))
+            return
+        self.plugins[name] = plugin
+
+    def _ordered_calls(self, hook: str, order: list[tuple[str, int]]) -> list[PluginCall]:
+        caller = getattr(self._manager.hook, hook)
+        spec_argnames = tuple(caller.spec.argnames)
+        impls = {impl.plugin_name: impl for impl in caller.get_hookimpls()}
+        calls = []
+        for name, weight in order:
+            impl = impls.get(name)
+            if impl is not None:
+                calls.append(
+                    PluginCall(
+                        name,
+                        _adapt(impl.function, tuple(impl.argnames), spec_argnames),
+                        weight or 1,
+                    )
+                )
+        return calls
+
+    def running(self) -> tuple[str, str]:
+        """The extension point and plugin of the scheduling cycle running now (or last)."""
+        current = self._current
+        return self._point or "?", current.plugin if current is not None else "?"
+
+    def plugins_at(self, point: str) -> list[str]:
+        """The plugin names that run at ``point`` (a profile field name), in order."""
+        return [c.plugin for c in self._calls[hookspecs.EXTENSION_POINTS[point]]]
+
+    def score_weight(self, plugin: str) -> int:
+        return self._score_weights[plugin]
+
+    def has_score_plugins(self) -> bool:
+        return bool(self._calls["score"])
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self._calls["filter"])
+
+    # -- running plugins -----------------------------------------------------------------------
+    @staticmethod
+    def _status(result: Any, plugin: str, point: str) -> Status:
+        if result is None:
+            return Status(Code.SUCCESS, plugin=plugin)
+        if isinstance(result, Status):
+            return result.with_plugin(plugin)
+        return Status(
+            Code.ERROR,
+            f'{point} plugin "{plugin}" returned {type(result).__name__}, '
+            "expected a Status or None",
+            plugin=plugin,
+        )
+
+    @staticmethod
+    def _crash(point: str, plugin: str, exc: Exception) -> Status:
+        log.error('%s plugin "%s" raised', point, plugin, exc_info=exc)
+        status = Status(
+            Code.ERROR,
+            f'running {point} plugin "{plugin}": {type(exc).__name__}: {exc}',
+            plugin=plugin,
+        )
+        status.err = exc
+        return status
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        """Each plugin's registered events (plugins that raise here are logged, not fatal)."""
+        events: dict[str, list[ClusterEventWithHint]] = {}
+        for c in self._calls["events_to_register"]:
+            try:
+                events[c.plugin] = list(c.call() or ())
+            except Exception as exc:
+                self._crash("EventsToRegister", c.plugin, exc)
+        return events
+
+    def sign_pod(self, pod: Pod) -> PodSignature | None:
+        """The pod's signature over the plugins that can sign it; ``None`` when results are not
+        reused at all (``reuse_results`` off)."""
+        if not self.reuse_results:
+            return None
+        fragments: list[tuple[str, Any]] = []
+        unsigned = set(self._never_signed)
+        for c in self._calls["sign_pod"]:
+            try:
+                fragment = c.call(pod)
+            except Exception as exc:
+                self._crash("SignPod", c.plugin, exc)
+                unsigned.add(c.plugin)
+                continue
+            if isinstance(fragment, Status):
+                if not fragment.is_success():
+                    unsigned.add(c.plugin)
+                continue
+            if fragment is not None:
+                fragments.append((c.plugin, fragment))
+        key = signature_key(self.name, fragments)
+        if key is None:  # a plugin signed with something that is not JSON data: sign nothing
+            return PodSignature("", frozenset(c.plugin for c in self._calls["sign_pod"]) | unsigned)
+        return PodSignature(key, frozenset(unsigned))
+
+    def filter_reuse(self, state: CycleState) -> FilterReuse | None:
+        """How this cycle's Filter results may be reused (signature.py), or ``None`` when no
+        running Filter signed the pod."""
+        signature = state.signature
+        if signature is None:
+            return None
+        skip = state.skip_filter_plugins
+        running = [c for c in self._calls["filter"] if c.plugin not in skip]
+        signed = [(i, c) for i, c in enumerate(running) if c.plugin not in signature.unsigned]
+        if not signed:
+            return None
+        unsigned = [(i, c) for i, c in enumerate(running) if c.plugin in signature.unsigned]
+        plugins = tuple(c.plugin for _, c in signed)
+        if not unsigned:
+            return FilterReuse(self.memo.table(("filter", signature.key, plugins)), signed, [])
+        return FilterReuse(
+            self.memo.table(("filter-part", signature.key, plugins)), signed, unsigned
+        )
+
+    def run_filter_reusing(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, reuse: FilterReuse
+    ) -> Status | None:
+        """:meth:`run_filter` for a pod some running Filters did not sign: the signed ones'
+        first rejection comes from the table while the node is unchanged; the others run, up
+        to that rejection, so the first rejection in profile order is the answer either way."""
+        table = reuse.table
+        entry = table.get(node_info.name)
+        if entry is not None and entry[0] == node_info.generation:
+            first, status = entry[1]
+        else:
+            first, status = self._first_rejection(reuse.signed, state, pod, node_info)
+            if status is not None and status.code is Code.ERROR:
+                return status
+            table[node_info.name] = (node_info.generation, (first, status))
+        if reuse.unsigned:
+            _, rejection = self._first_rejection(
+                [(i, c) for i, c in reuse.unsigned if i < first], state, pod, node_info
+            )
+            if rejection is not None:
+                return rejection
+        return status
+
+    def _first_rejection(
+        self,
+        calls: list[tuple[int, PluginCall]],
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+    ) -> tuple[int, Status | None]:
+        """The position and status of the first of ``calls`` that does not pass (an Error
+        included); ``(sys.maxsize, None)`` when all pass."""
+        self._point = "Filter"
+        for position, c in calls:
+            self._current = c
+            try:
+                result = c.call(state, pod, node_info)
+            except Exception as exc:
+                return position, self._crash("Filter", c.plugin, exc)
+            if result is None:
+                continue
+            status = self._status(result, c.plugin, "Filter")
+            if not status.is_success():
+                return position, status
+        return sys.maxsize, None
+
+    def run_pre_enqueue(self, pod: Pod) -> Status:
+        for c in self._calls["pre_enqueue"]:
+            try:
+                status = self._status(c.call(pod), c.plugin, "PreEnqueue")
+            except Exception as exc:
+                status = self._crash("PreEnqueue", c.plugin, exc)
+            if not status.is_success():
+                return status
+        return Status.success()
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        calls = self._calls["queue_sort_less"]
+        if not calls:  # no QueueSort plugin: first come, first served
+            return a.timestamp < b.timestamp
+        return bool(calls[0].call(a, b))
+
+    def run_pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status, list[str]]:
+        """The merged node subset, the first rejection (or Success) and the plugins that
+        narrowed the node set."""
+        merged: PreFilterResult | None = None
+        narrowing: list[str] = []
+        self._point = "PreFilter"
+        for c in self._calls["pre_filter"]:
+            self._current = c
+            try:
+                result = c.call(state, pod, nodes)
+            except Exception as exc:
+                return None, self._crash("PreFilter", c.plugin, exc), narrowing
+            if isinstance(result, PreFilterResult):
+                if not result.all_nodes():
+                    narrowing.append(c.plugin)
+                merged = result if merged is None else merged.merge(result)
+                if merged.node_names is not None and not merged.node_names:
+                    message = (
+                        f"node(s) didn't satisfy plugin {narrowing[0]}"
+                        if len(narrowing) == 1
+                        else f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] "
+                        "simultaneously"
+                    )
+                    return (
+                        merged,
+                        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message, plugin=c.plugin),
+                        narrowing,
+                    )
+                continue
+            status = self._status(result, c.plugin, "PreFilter")
+            if status.is_skip():
+                state.skip_filter_plugins.add(c.plugin)
+            elif not status.is_success():
+                return None, status, narrowing
+        return merged, Status.success(), narrowing
+
+    def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """``None`` when every Filter passes, else the first non-success (with its plugin)."""
+        skip = state.skip_filter_plugins
+        self._point = "Filter"
+        for c in self._calls["filter"]:
+            if skip and c.plugin in skip:
+                continue
+            self._current = c
+            try:
+                result = c.call(state, pod, node_info)
+            except Exception as exc:
+                return self._crash("Filter", c.plugin, exc)
+            if result is None:
+                continue
+            status = self._status(result, c.plugin, "Filter")
+            if not status.is_success():
+                return status
+        return None
+
+    def _run_pre_filter_extension(
+        self, hook: str, point: str, state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo
+    ) -> Status:
+        for c in self._calls[hook]:
+            if c.plugin in state.skip_filter_plugins:
+                continue
+            try:
+                status = self._status(c.call(state, pod, other, node_info), c.plugin, point)
+            except Exception as exc:
+                status = self._crash(point, c.plugin, exc)
+            if not status.is_success():
+                # kube's wording; any failure here is an Error (the what-if cannot go on).
+                wrapped = Status(
+                    Code.ERROR,
+                    f'running {point} on PreFilter plugin "{c.plugin}": {status.message()}',
+                    plugin=c.plugin,
+                )
+                wrapped.err = status.err
+                return wrapped
+        return Status.success()
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status:
+        """Every PreFilter plugin's state updated as if ``pod_to_add`` ran on the node."""
+        return self._run_pre_filter_extension(
+            "pre_filter_add_pod", "AddPod", state, pod, pod_to_add, node_info
+        )
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status:
+        """Every PreFilter plugin's state updated as if ``pod_to_remove`` were gone."""
+        return self._run_pre_filter_extension(
+            "pre_filter_remove_pod", "RemovePod", state, pod, pod_to_remove, node_info
+        )
+
+    def run_filter_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        """Filter, respecting pods nominated to this node with at least the pod's priority.
+
+        As kube-scheduler does: if such pods exist, the filters must pass both with them added
+        (they will take their room) and without them (they may not come, and inter-pod
+        affinity must not depend on them).
+        """
+        nominated = [
+            other
+            for other in self.handle.nominated_pods_for_node(node_info.name)
+            if other.uid != pod.uid and other.priority >= pod.priority
+        ]
+        if not nominated:
+            return self.run_filter(state, pod, node_info)
+        state_with = state.clone()
+        info_with = node_info.clone()
+        for other in nominated:
+            info_with.add_pod(other)
+            status = self.run_pre_filter_extension_add_pod(state_with, pod, other, info_with)
+            if not status.is_success():
+                return status
+        status = self.run_filter(state_with, pod, info_with)
+        if status is not None:
+            return status
+        return self.run_filter(state, pod, node_info)
+
+    def run_post_filter(
+        self, state: CycleState, pod: Pod, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        """kube's ``RunPostFilterPlugins``: the first Success wins; UnschedulableAndUnresolvable or
+        an Error ends the point; otherwise every plugin's reasons, with the last result a plugin
+        returned alongside its rejection (e.g. ``PostFilterResult("")``: clear the nomination)."""
+        reasons: list[str] = []
+        kept: PostFilterResult | None = None
+        rejector = ""
+        self._point = "PostFilter"
+        for c in self._calls["post_filter"]:
+            self._current = c
+            try:
+                result, status = self._post_filter_outcome(c.call(state, pod, statuses), c.plugin)
+            except Exception as exc:
+                return None, self._crash("PostFilter", c.plugin, exc)
+            if status.is_success():
+                return result or PostFilterResult(), status
+            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return result, status
+            if not status.is_rejected():
+                return None, status
+            if result is not None:
+                kept = result
+            reasons.extend(status.reasons)
+            rejector = rejector or c.plugin
+        return kept, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
+
+    def _post_filter_outcome(
+        self, returned: Any, plugin: str
+    ) -> tuple[PostFilterResult | None, Status]:
+        """A PostFilter's return as kube's pair: a result alone is a Success, ``None`` a
+        rejection without reasons, a ``(result, status)`` pair as it is."""
+        if isinstance(returned, PostFilterResult):
+            return returned, Status(Code.SUCCESS, plugin=plugin)
+        if returned is None:
+            return None, Status(Code.UNSCHEDULABLE, plugin=plugin)
+        if isinstance(returned, tuple) and len(returned) == 2:
+            result, status = returned
+            if result is None or isinstance(result, PostFilterResult):
+                return result, self._status(status, plugin, "PostFilter")
+        return None, self._status(returned, plugin, "PostFilter")
+
+    def run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        self._point = "PreScore"
+        for c in self._calls["pre_score"]:
+            self._current = c
+            try:
+                status = self._status(c.call(state, pod, nodes), c.plugin, "PreScore")
+            except Exception as exc:
+                return self._crash("PreScore", c.plugin, exc)
+            if status.is_skip():
+                state.skip_score_plugins.add(c.plugin)
+            elif not status.is_success():
+                return status
+        return Status.success()
+
+    def run_score(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[NodeScores, Status]:
+        """Per plugin, per node: the normalized score times the plugin's weight, and each node's
+        total (aligned with ``nodes``).
+
+        Raw scores come from the signature's table where the node is unchanged
+        (``filter_results`` explains when); NormalizeScore always runs over this cycle's nodes.
+        """
+        skip = state.skip_score_plugins
+        calls = [c for c in self._calls["score"] if c.plugin not in skip]
+        self._point = "Score"
+        if not calls:
+            return NodeScores([info.name for info in nodes], {}, [0] * len(nodes)), (
+                Status.success()
+            )
+        names = [info.name for info in nodes]
+        try:
+            columns = self._raw_scores(calls, state, pod, nodes)
+        except _ScoreFailed as failed:
+            return NodeScores(names, {}, []), failed.status
+        except Exception as exc:
+            plugin = self._current.plugin if self._current is not None else "?"
+            return NodeScores(names, {}, []), self._crash("Score", plugin, exc)
+        normalizers = {c.plugin: c for c in self._calls["normalize_score"]}
+        by_plugin: dict[str, list[int]] = {}
+        weighted: list[list[int]] = []
+        for c, column in zip(calls, columns, strict=True):
+            normalizer = normalizers.get(c.plugin)
+            if normalizer is not None:
+                self._current = normalizer
+                scores = dict(zip(names, column, strict=True))
+                try:
+                    status = self._status(
+                        normalizer.call(state, pod, scores), c.plugin, "NormalizeScore"
+                    )
+                except Exception as exc:
+                    return NodeScores(names, by_plugin, []), self._crash("Score", c.plugin, exc)
+                if not status.is_success():
+                    return NodeScores(names, by_plugin, []), status
+                column = [scores[name] for name in names]
+                try:
+                    column = [
+                        v if type(v) is int else _integer_score(v, c.plugin, n, "NormalizeScore")
+                        for n, v in zip(names, column, strict=True)
+                    ]
+                except _ScoreFailed as failed:
+                    return NodeScores(names, by_plugin, []), failed.status
+            if column and not (MIN_NODE_SCORE <= min(column) and max(column) <= MAX_NODE_SCORE):
+                value = next(v for v in column if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE)
+                # kube-scheduler's RunScorePlugins wording, word for word.
+                return NodeScores(names, by_plugin, []), Status(
+                    Code.ERROR,
+                    f'applying score defaultWeights on Score plugins: plugin "{c.plugin}" '
+                    f"returns an invalid score {value}, it should in the range of "
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                    plugin=c.plugin,
+                )
+            if c.weight != 1:
+                column = [value * c.weight for value in column]
+            by_plugin[c.plugin] = column
+            weighted.append(column)
+        totals = weighted[0] if len(weighted) == 1 else list(map(sum, zip(*weighted, strict=True)))
+        return NodeScores(names, by_plugin, totals), Status.success()
+
+    def _raw_scores(
+        self, calls: list[PluginCall], state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> list[list[int]]:
+        """Each plugin's raw scores over ``nodes`` (one list per call), reused from the pod
+        signature's table for nodes unchanged since it was filled."""
+        signature = state.signature
+        signed = [c for c in calls if signature is not None and c.plugin not in signature.unsigned]
+        if not signed:
+            return [[self._score_one(c, state, pod, info) for info in nodes] for c in calls]
+        assert signature is not None
+        table = self.memo.table(("score", signature.key, tuple(c.plugin for c in signed)))
+        rows = []
+        for info in nodes:
+            entry = table.get(info.name)
+            if entry is None or entry[0] != info.generation:
+                row = tuple([self._score_one(c, state, pod, info) for c in signed])
+                entry = table[info.name] = (info.generation, row)
+            rows.append(entry[1])
+        reused = iter(zip(*rows, strict=True))
+        signed_plugins = {c.plugin for c in signed}
+        return [
+            list(next(reused))
+            if c.plugin in signed_plugins
+            else [self._score_one(c, state, pod, info) for info in nodes]
+            for c in calls
+        ]
+
+    def _score_one(self, c: PluginCall, state: CycleState, pod: Pod, info: NodeInfo) -> int:
+        self._current = c
+        value = c.call(state, pod, info)
+        if type(value) is int:
+            return value
+        if isinstance(value, Status):
+            if value.is_success():
+                return 0
+            raise _ScoreFailed(value.with_plugin(c.plugin))
+        return _integer_score(value, c.plugin, info.name, "Score")
+
+    def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        self._point = "Reserve"
+        for c in self._calls["reserve"]:
+            self._current = c
+            try:
+                status = self._status(c.call(state, pod, node_name), c.plugin, "Reserve")
+            except Exception as exc:
+                return self._crash("Reserve", c.plugin, exc)
+            if not status.is_success():
+                return status
+        return Status.success()
+
+    def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for c in self._calls["unreserve"]:
+            try:
+                c.call(state, pod, node_name)
+            except Exception as exc:
+                self._crash("Unreserve", c.plugin, exc)
+
+    def run_permit(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Success, a rejection, or Wait (the pod is then registered as waiting)."""
+        waits: dict[str, float] = {}
+        self._point = "Permit"
+        for c in self._calls["permit"]:
+            self._current = c
+            try:
+                status = self._status(c.call(state, pod, node_name), c.plugin, "Permit")
+            except Exception as exc:
+                return self._crash("Permit", c.plugin, exc)
+            if status.is_wait():
+                waits[c.plugin] = status.timeout if status.timeout is not None else 0.0
+            elif not status.is_success():
+                return status
+        if waits:
+            waiting_pods = self.handle.waiting_pods
+            waiting_pods.add(WaitingPod(pod, node_name, waits, waiting_pods.clock))
+            return Status(Code.WAIT, f"one or more plugins asked to wait: {sorted(waits)}")
+        return Status.success()
+
+    def wait_on_permit(self, pod: Pod) -> Status:
+        waiting = self.handle.waiting_pods.get(pod.uid)
+        if waiting is None:
+            return Status.success()
+        try:
+            return waiting.wait()
+        finally:
+            self.handle.waiting_pods.remove(pod.uid)
+
+    def _run_binding_point(
+        self, hook: str, point: str, state: CycleState, pod: Pod, node_name: str
+    ) -> Status:
+        for c in self._calls[hook]:
+            state.write(RUNNING_BINDING_PLUGIN, (point, c.plugin))
+            try:
+                status = self._status(c.call(state, pod, node_name), c.plugin, point)
+            except Exception as exc:
+                return self._crash(point, c.plugin, exc)
+            if hook == "bind":
+                if status.is_skip():
+                    continue
+                return status
+            if not status.is_success():
+                return status
+        if hook == "bind":
+            return Status(Code.ERROR, "no Bind plugin bound the pod (every one returned Skip)")
+        return Status.success()
+
+    def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return self._run_binding_point("pre_bind", "PreBind", state, pod, node_name)
+
+    def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return self._run_binding_point("bind", "Bind", state, pod, node_name)
+
+    def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for c in self._calls["post_bind"]:
+            state.write(RUNNING_BINDING_PLUGIN, ("PostBind", c.plugin))
+            try:
+                c.call(state, pod, node_name)
+            except Exception as exc:
+                self._crash("PostBind", c.plugin, exc)
+
+    def describe(self) -> Mapping[str, list[tuple[str, int]]]:
+        """Every extension point's plugins in order, with score weights (``config show``)."""
+        return {
+            point: [(c.plugin, c.weight) for c in self._calls[hook]]
+            for point, hook in hookspecs.EXTENSION_POINTS.items()
+        }

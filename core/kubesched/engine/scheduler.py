@@ -1,0 +1,825 @@
+"""The scheduler: queue → scheduling cycle → binding cycle, over any cluster backend.
+
+One code path serves ``kubesched simulate`` (in-memory backend, virtual clock, bindings inline)
+and ``kubesched run`` (API backend, real clock, bindings on a bounded pool of threads so the next
+pod's scheduling cycle does not wait on the API).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from kubesched.api.objects import Pod
+from kubesched.config import SchedulerConfiguration
+from kubesched.engine.algorithm import CycleError, FitError, SchedulingAlgorithm
+from kubesched.engine.cache import Cache
+from kubesched.engine.event_handlers import SchedulerEventHandler
+from kubesched.engine.extender import ExtenderError, HTTPExtender
+from kubesched.engine.metrics import status_label
+from kubesched.engine.queue import SchedulingQueue
+from kubesched.engine.runtime import RUNNING_BINDING_PLUGIN, Framework, ProfileBuildError
+from kubesched.errors import ConfigError, FieldError
+from kubesched.framework.backend import BindError, ClusterBackend
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.framework.handle import Handle
+from kubesched.framework.registry import Registry
+from kubesched.framework.results import QueuedPodInfo
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, Status
+from kubesched.framework.waiting_pods import WaitingPod, WaitingPods
+
+if TYPE_CHECKING:
+    from kubesched.engine.metrics import SchedulerMetrics
+
+__all__ = ["Attempt", "Scheduler"]
+
+log = logging.getLogger(__name__)
+
+#: kube-scheduler's extension point label values, by profile field name.
+_POINT_NAMES = {"preBind": "PreBind", "bind": "Bind", "postBind": "PostBind"}
+
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class Attempt:
+    """The outcome of a pod's latest attempt (what ``simulate`` reports)."""
+
+    pod: Pod
+    node_name: str | None
+    reason: str = ""
+    message: str = ""
+
+
+class _Overrun(Exception):
+    """A runner's call did not return in time; the runner is abandoned."""
+
+
+class _CallRunner:
+    """One daemon thread running plugin calls for :meth:`Scheduler._within_time_limit`
+    (daemon, unlike a ThreadPoolExecutor's workers, so a plugin hung for good never holds up
+    the process's exit).
+
+    Two locks hand a call over and its outcome back: half the CPU of a ``Future`` (16 against
+    36 µs per call here, the condition variable a Future waits on being the difference), paid
+    at least twice for every pod (the scheduling cycle and Bind).
+    """
+
+    def __init__(self, name: str) -> None:
+        self._go = threading.Lock()
+        self._go.acquire()
+        self._done = threading.Lock()
+        self._done.acquire()
+        #: Guards the choice between handing the outcome back and the caller giving up.
+        self._handover = threading.Lock()
+        self._job: tuple[Callable[..., Any], tuple] | None = None
+        self._outcome: tuple[bool, Any] = (True, None)
+        self._abandoned = False
+        self._closing = False
+        self._late: Callable[[Any], None] | None = None
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            self._go.acquire()
+            job, self._job = self._job, None
+            if job is None:  # woken by close()
+                return
+            call, args = job
+            try:
+                outcome: tuple[bool, Any] = (True, call(*args))
+            except BaseException as exc:
+                outcome = (False, exc)
+            with self._handover:
+                if not self._abandoned:
+                    self._outcome = outcome
+                    self._done.release()
+                    if self._closing:
+                        return
+                    continue
+                late = self._late
+            # The caller gave up on this call: the result goes to its late handler, and this
+            # thread ends (the caller runs its next calls on a new runner).
+            if late is not None and outcome[0]:
+                try:
+                    late(outcome[1])
+                except Exception:
+                    log.exception("handling the late result of an abandoned plugin call failed")
+            return
+
+    def run(
+        self,
+        timeout: float,
+        call: Callable[..., T],
+        args: tuple,
+        late: Callable[[T], None] | None = None,
+    ) -> T:
+        """``call(*args)`` on this runner; raises :class:`_Overrun` when it has not returned
+        within ``timeout`` seconds (the runner is then abandoned, and ``late`` gets the
+        result should it ever come)."""
+        self._job = (call, args)
+        self._go.release()
+        if not self._done.acquire(timeout=timeout):
+            with self._handover:
+                if not self._done.acquire(blocking=False):  # not even at the last moment
+                    self._abandoned = True
+                    self._late = late
+                    raise _Overrun
+        ok, value = self._outcome
+        self._outcome = (True, None)
+        if ok:
+            return value  # type: ignore[no-any-return]
+        raise value
+
+    def close(self) -> None:
+        """Let the thread end: at once when idle, after its current call otherwise (whose
+        outcome still reaches the caller). Safe in any state, and more than once."""
+        self._closing = True
+        try:
+            self._go.release()  # wakes an idle runner with no job
+        except RuntimeError:  # a call was handed over and not taken yet: it ends after that
+            pass
+
+
+def build_frameworks(
+    config: SchedulerConfiguration, registry: Registry, handle_for: Callable[[str], Handle]
+) -> dict[str, Framework]:
+    """One framework per profile; every plugin error of every profile in one ConfigError."""
+    frameworks: dict[str, Framework] = {}
+    errors: list[FieldError] = []
+    for profile in config.profiles:
+        try:
+            frameworks[profile.scheduler_name] = Framework(
+                profile, registry, handle_for(profile.scheduler_name)
+            )
+        except ProfileBuildError as exc:
+            errors.extend(exc.errors)
+    if errors:
+        raise ConfigError(errors)
+    return frameworks
+
+
+class Scheduler:
+    """Schedules the pods of every profile in ``config`` onto ``backend``'s nodes."""
+
+    def __init__(
+        self,
+        config: SchedulerConfiguration,
+        backend: ClusterBackend,
+        registry: Registry | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        seed: int | None = None,
+        inline_binding: bool = False,
+        binding_workers: int | None = None,
+        metrics: SchedulerMetrics | None = None,
+        plugin_timeout: float | None = None,
+        wait_on_clock: bool = False,
+        record_attempts: bool = True,
+    ) -> None:
+        """``plugin_timeout``: the longest the plugin calls of one extension point may take
+        (the scheduling cycle from PreFilter to NormalizeScore as one, then PostFilter, Reserve,
+        Permit, PreBind, Bind and PostBind each); past it the pod's attempt ends with an Error
+        naming the point and plugin, and the scheduler goes on with other pods. The wait at
+        Permit is not a plugin call: it has its own timeout. ``None``: no limit.
+        ``binding_workers``: binding cycles run at once (default: the config's parallelism).
+
+        ``wait_on_clock`` (``simulate`` and the test harness, with ``inline_binding`` and a
+        virtual ``clock``): no thread blocks on a pod waiting at Permit. Its binding cycle runs
+        once the wait ends: allowed or rejected (after the scheduling cycle that did it, or at
+        :meth:`run_ended_waits`), or timed out when the clock has passed its deadline
+        (:meth:`expire_waits`; :meth:`next_wakeup` says when).
+
+        ``record_attempts``: keep each pod's latest :class:`Attempt` in :attr:`attempts` (what
+        ``simulate`` and ``explain`` report). ``run`` passes False: a long-running scheduler
+        would otherwise keep every pod it ever saw; ``on_attempt`` sees every attempt anyway."""
+        self.config = config
+        self.backend = backend
+        self.metrics = metrics
+        self.cache = Cache()
+        self.snapshot = Snapshot()
+        self.wait_on_clock = wait_on_clock
+        self.waiting_pods = WaitingPods(clock if wait_on_clock else time.monotonic)
+        #: Under ``wait_on_clock``: the binding cycles held until their pod's wait ends, by UID,
+        #: and the UIDs whose wait has ended, in that order.
+        self._held_bindings: dict[str, tuple[Framework, CycleState, QueuedPodInfo, str, float]] = {}
+        self._ended_waits: list[str] = []
+        self._held_lock = threading.Lock()
+        #: The longest wait at Permit held so far under ``wait_on_clock``, in seconds.
+        self.longest_wait = 0.0
+        self.rng = random.Random(seed)
+        registry = registry if registry is not None else Registry.installed()
+        self.extenders = [HTTPExtender(extender) for extender in config.extenders]
+        self.frameworks = build_frameworks(config, registry, self._handle_for)
+        self.queue = SchedulingQueue(
+            self.frameworks,
+            clock=clock,
+            initial_backoff_seconds=config.pod_initial_backoff_seconds,
+            max_backoff_seconds=config.pod_max_backoff_seconds,
+        )
+        for framework in self.frameworks.values():
+            framework.handle.nominator = self.queue.nominator
+            framework.handle.activator = self.queue.activate
+        self.algorithm = SchedulingAlgorithm(
+            config.percentage_of_nodes_to_score, self.rng, self.extenders
+        )
+        if metrics is not None:
+            self.algorithm.observe = metrics.extension_point
+        self.handler = SchedulerEventHandler(
+            self.cache, self.queue, set(self.frameworks), self.waiting_pods
+        )
+        self.inline_binding = inline_binding
+        # The config's `parallelism` bounds the binding cycles run at once (docs/design.md).
+        workers = config.parallelism if binding_workers is None else binding_workers
+        self._binder = ThreadPoolExecutor(max_workers=max(workers, 1), thread_name_prefix="binding")
+        self._in_flight_bindings = 0
+        self._bindings_done = threading.Condition()
+        self.attempts: dict[str, Attempt] = {}
+        self.record_attempts = record_attempts
+        self._attempts_lock = threading.Lock()
+        self._stop = threading.Event()
+        self.plugin_timeout = plugin_timeout
+        #: Each calling thread's runner for time-limited plugin calls (the scheduling thread's,
+        #: each binding worker's), by thread id.
+        self._runners: dict[int, _CallRunner] = {}
+        self._runners_lock = threading.Lock()
+        #: Called after each scheduling attempt (metrics, tests).
+        self.on_attempt: Callable[[Attempt, float], None] | None = None
+        #: The thread running :meth:`run`, when it runs; when its latest cycle began; whether
+        #: it returned (asked to stop).
+        self.loop_thread: threading.Thread | None = None
+        self.heartbeat = time.monotonic()
+        self.loop_ended = False
+        #: The pod whose binding cycle the current scheduling cycle started (it owns it then).
+        self._handed_over: QueuedPodInfo | None = None
+
+    def _handle_for(self, profile_name: str) -> Handle:
+        return Handle(
+            profile_name,
+            self.backend,
+            lambda: self.snapshot,
+            self.waiting_pods,
+            self.config.parallelism,
+            self.rng,
+            self.extenders,
+        )
+
+    # -- running -------------------------------------------------------------------------------
+    def start(self, sync_timeout: float | None = None) -> None:
+        """Connect the backend: the cache and queue fill with what the cluster has.
+
+        ``sync_timeout`` bounds the wait for the initial lists (backends that list remotely).
+        """
+        if sync_timeout is None:
+            self.backend.start(self.handler)
+        else:
+            self.backend.start(self.handler, sync_timeout=sync_timeout)  # type: ignore[call-arg]
+
+    def run(self, stop: threading.Event | None = None, poll_seconds: float = 1.0) -> None:
+        """Schedule until ``stop`` is set (or :meth:`stop` is called).
+
+        Nothing a cycle raises ends the loop: :meth:`schedule_one` turns it into an Error for
+        that pod, and a failure between cycles is logged. :attr:`heartbeat` is set before each
+        cycle, so a loop that stopped turning (a hung call) shows in :meth:`loop_stalled`."""
+        stop = stop or self._stop
+        self.loop_thread = threading.current_thread()
+        last_flush = time.monotonic()
+        while not stop.is_set() and not self._stop.is_set():
+            self.heartbeat = time.monotonic()
+            try:
+                self.schedule_one(timeout=poll_seconds)
+                if time.monotonic() - last_flush >= poll_seconds:
+                    self.queue.flush()
+                    last_flush = time.monotonic()
+            except Exception:
+                log.exception("scheduling loop: unexpected error; going on")
+                stop.wait(min(poll_seconds, 0.1))  # a failure that repeats must not spin
+        self.loop_ended = True
+
+    def loop_stalled(self, limit: float) -> str:
+        """Why the scheduling loop is not healthy (``""`` when it is, or never started): its
+        thread ended while it should run, or no cycle began for ``limit`` seconds."""
+        thread = self.loop_thread
+        if thread is None or self.loop_ended:
+            return ""
+        if not thread.is_alive():
+            return "the scheduling loop has exited"
+        idle = time.monotonic() - self.heartbeat
+        if idle > limit:
+            return f"the scheduling loop has not started a cycle for {idle:.0f}s (limit {limit:g}s)"
+        return ""
+
+    def stop(self, wait_for_bindings: bool = True) -> None:
+        self._stop.set()
+        self.queue.close()
+        self._binder.shutdown(wait=wait_for_bindings)
+        with self._runners_lock:
+            runners, self._runners = list(self._runners.values()), {}
+        for runner in runners:
+            runner.close()
+        for extender in self.extenders:
+            extender.close()
+
+    def wait_for_bindings(self, timeout: float | None = None) -> bool:
+        """Block until no binding cycle is running; False on timeout."""
+        with self._bindings_done:
+            return self._bindings_done.wait_for(lambda: self._in_flight_bindings == 0, timeout)
+
+    # -- waits at Permit on a virtual clock -------------------------------------------------------
+    def _wait_ended(self, waiting: WaitingPod) -> None:
+        with self._held_lock:
+            self._ended_waits.append(waiting.pod.uid)
+
+    def run_ended_waits(self) -> int:
+        """Under ``wait_on_clock``: run the binding cycle of every held pod whose wait has
+        ended (allowed, rejected or expired); how many ran."""
+        ran = 0
+        while True:
+            with self._held_lock:
+                if not self._ended_waits:
+                    return ran
+                held = self._held_bindings.pop(self._ended_waits.pop(0), None)
+            if held is None:
+                continue
+            with self._bindings_done:
+                self._in_flight_bindings += 1
+            self._binding_cycle(*held)
+            ran += 1
+
+    def expire_waits(self) -> int:
+        """Time out the waits at Permit whose deadline the clock has reached, and run what
+        ended; how many binding cycles ran."""
+        self.waiting_pods.expire()
+        return self.run_ended_waits()
+
+    def next_wakeup(self) -> float | None:
+        """When something is next due on the clock: a backoff ending, or a wait at Permit
+        timing out; ``None`` when nothing is."""
+        due = [self.queue.next_backoff_expiry()]
+        if self.wait_on_clock:
+            due.append(self.waiting_pods.next_deadline())
+        return min((t for t in due if t is not None), default=None)
+
+    # -- the scheduling cycle ------------------------------------------------------------------
+    def schedule_one(self, timeout: float | None = None) -> bool:
+        """Pop one pod and run its scheduling cycle; False when nothing was there to pop."""
+        if not self.wait_on_clock:
+            return self._schedule_one(timeout)
+        self.run_ended_waits()
+        try:
+            return self._schedule_one(timeout)
+        finally:
+            # Pods a Permit allowed (a gang completed) bind after the cycle that allowed them.
+            self.run_ended_waits()
+
+    def _schedule_one(self, timeout: float | None) -> bool:
+        """One pod's scheduling cycle (see :meth:`schedule_one`).
+
+        An exception the cycle raises (a bug, or the cache refusing to assume a pod the watch
+        just reported bound) is an Error for that pod, as kube-scheduler treats a failed
+        assume: the pod is forgotten if assumed and goes back to the queue with backoff."""
+        info = self.queue.pop(timeout=timeout)
+        if info is None:
+            return False
+        self._handed_over = None
+        started = time.monotonic()
+        try:
+            self._scheduling_cycle(info)
+        except Exception as exc:
+            if self._handed_over is info:  # its binding cycle owns the pod now
+                log.exception("scheduling cycle of pod %s failed after binding began", info.pod.key)
+                return True
+            self._cycle_failed(info, exc, started)
+        return True
+
+    def _cycle_failed(self, info: QueuedPodInfo, exc: Exception, started: float) -> None:
+        pod = info.pod
+        log.error("scheduling cycle of pod %s failed: %s: %s", pod.key, type(exc).__name__, exc)
+        log.debug("the failure's traceback", exc_info=exc)
+        try:
+            if self.cache.is_assumed(pod.uid):
+                self.cache.forget_pod(pod)
+        except Exception:
+            log.exception("forgetting pod %s after a failed cycle failed", pod.key)
+        message = f"internal error in the scheduling cycle: {type(exc).__name__}: {exc}"
+        try:
+            self._fail(info, REASON_SCHEDULER_ERROR, message, set(), started, error=True)
+        except Exception:
+            log.exception("requeueing pod %s after a failed cycle failed", pod.key)
+            self.queue.done(pod.uid)
+
+    def _scheduling_cycle(self, info: QueuedPodInfo) -> None:
+        pod = info.pod
+        framework = self.frameworks.get(pod.scheduler_name)
+        if framework is None or pod.deletion_timestamp or self.cache.is_assumed(pod.uid):
+            self.queue.done(pod.uid)
+            return
+        started = time.monotonic()
+        if pod.affinity_errors:
+            # kube-apiserver refuses such terms on create; a pod that has them anyway fails on
+            # its own, before any plugin reads them (a cluster file is refused at loading).
+            message = "parsing pod: " + "; ".join(pod.affinity_errors)
+            self._fail(info, REASON_UNSCHEDULABLE, message, set(), started)
+            return
+        state = CycleState()
+        self.cache.update_snapshot(self.snapshot)
+        try:
+            result = self._within_time_limit(
+                framework, self.algorithm.schedule, framework, state, pod, self.snapshot
+            )
+        except FitError as fit:
+            try:
+                nominated = self._within_time_limit(
+                    framework, self._post_filter, framework, state, pod, fit
+                )
+            except CycleError as exc:
+                self._fail(
+                    info, REASON_SCHEDULER_ERROR, exc.status.message(), set(), started, error=True
+                )
+                return
+            self._fail(
+                info,
+                REASON_UNSCHEDULABLE,
+                str(fit),
+                fit.diagnosis.unschedulable_plugins,
+                started,
+                nominated_node_name=nominated,
+            )
+            return
+        except CycleError as exc:
+            if exc.status.is_rejected():  # no nodes at all: Unschedulable, retried after backoff
+                self._fail(info, REASON_UNSCHEDULABLE, exc.status.message(), set(), started)
+            else:
+                self._fail(
+                    info, REASON_SCHEDULER_ERROR, exc.status.message(), set(), started, error=True
+                )
+            return
+        node = result.node_name
+        self.queue.nominator.remove(pod)  # scheduled: its nomination (if any) has served
+        self.cache.assume_pod(pod, node)
+        point_began = time.perf_counter()
+        point = "Reserve"
+        try:
+            status = self._within_time_limit(
+                framework, framework.run_reserve, state, pod, node, point="reserve"
+            )
+            self._observe_point(framework, point, status, point_began)
+            if status.is_success():
+                point, point_began = "Permit", time.perf_counter()
+                status = self._within_time_limit(
+                    framework,
+                    framework.run_permit,
+                    state,
+                    pod,
+                    node,
+                    point="permit",
+                    abandoned=lambda late: self._drop_late_wait(pod, late),
+                )
+                self._observe_point(framework, point, status, point_began)
+        except CycleError as exc:  # a Reserve or Permit plugin overran the time limit
+            status = exc.status
+            self._observe_point(framework, point, status, point_began)
+        if not (status.is_success() or status.is_wait()):
+            framework.run_unreserve(state, pod, node)
+            self.cache.forget_pod(pod)
+            self._fail_with_status(info, status, started)
+            return
+        # The pod stays "in flight" for the queue until its binding cycle ends, so events that
+        # arrive while it waits at Permit or binds still count if it comes back.
+        self._handed_over = info
+        self._start_binding(framework, state, info, node, started)
+
+    def _within_time_limit(
+        self,
+        framework: Framework,
+        call: Callable[..., T],
+        *args: Any,
+        running: Callable[[], tuple[str, str]] | None = None,
+        abandoned: Callable[[T], None] | None = None,
+        point: str | None = None,
+    ) -> T:
+        """``call(*args)``, given at most ``plugin_timeout`` seconds when one is set.
+
+        Python cannot stop a thread, so the call runs on a runner thread belonging to the
+        calling thread (the scheduling thread, or one binding worker); one that does not return
+        in time is left behind and the caller's next call gets a fresh runner. Its result, if it
+        ever comes, goes to ``abandoned`` (or is dropped). The plugin running at that moment
+        (``running()``, by default the framework's scheduling-cycle record) is named in the
+        Error, as a plugin that raises is. ``point`` (a profile field name) lets a point without
+        plugins run inline.
+        """
+        if not self.plugin_timeout or (point is not None and not framework.plugins_at(point)):
+            # No limit, or no plugin at this point: nothing can hang, and the hand-over to a
+            # runner thread (two thread switches) is saved.
+            return call(*args)
+        caller = threading.get_ident()
+        with self._runners_lock:
+            runner = self._runners.get(caller)
+            if runner is None:
+                runner = self._runners[caller] = _CallRunner(
+                    f"plugins-of-{threading.current_thread().name}"
+                )
+        try:
+            return runner.run(self.plugin_timeout, call, args, abandoned)
+        except _Overrun:
+            point, plugin = (running or framework.running)()
+            with self._runners_lock:
+                if self._runners.get(caller) is runner:
+                    del self._runners[caller]
+            log.error(
+                '%s plugin "%s" did not return within %gs; its call is abandoned',
+                point,
+                plugin,
+                self.plugin_timeout,
+            )
+            raise CycleError(
+                Status(
+                    Code.ERROR,
+                    f'running {point} plugin "{plugin}": did not return within '
+                    f"{self.plugin_timeout:g}s",
+                    plugin=plugin,
+                )
+            ) from None
+
+    def _drop_late_wait(self, pod: Pod, late: Status) -> None:
+        """A Permit call abandoned at the time limit that comes back with Wait has registered
+        the pod as waiting: no binding cycle will ever wait on that, so reject and drop it
+        (were it kept, the pod's next binding cycle would wait on it)."""
+        waiting = self.waiting_pods.get(pod.uid)
+        if late.is_wait() and waiting is not None and waiting.pod is pod:
+            waiting.reject("", "abandoned: Permit overran the plugin time limit")
+            self.waiting_pods.remove(pod.uid)
+
+    def _post_filter(
+        self, framework: Framework, state: CycleState, pod: Pod, fit: FitError
+    ) -> str | None:
+        """Run PostFilter; the pod's nomination to report: a node, ``""`` to clear it, or
+        ``None`` to leave it as it is."""
+        if not framework.plugins_at("postFilter"):
+            return None
+        result, status = framework.run_post_filter(state, pod, fit.diagnosis.node_to_status)
+        if status.message():
+            fit.diagnosis.post_filter_msg = status.message()
+        if result is None:
+            return None
+        if result.nominated_node_name:
+            self._nominate(pod, result.nominated_node_name)
+            return result.nominated_node_name
+        if status.is_success():
+            return None
+        # A rejection that came with an empty nomination (kube's ModeOverride with ""): preemption
+        # cannot help any more, so the pod no longer holds room anywhere.
+        self._nominate(pod, "")
+        return ""
+
+    def _nominate(self, pod: Pod, node_name: str) -> None:
+        """Record a PostFilter's nomination: the queue keeps the room, the pod tries there first,
+        and the failure report writes ``status.nominatedNodeName``."""
+        pod.nominated_node_name = node_name
+        self.queue.nominator.add(pod, node_name)
+
+    # -- the binding cycle ---------------------------------------------------------------------
+    def _start_binding(
+        self,
+        framework: Framework,
+        state: CycleState,
+        info: QueuedPodInfo,
+        node: str,
+        started: float,
+    ) -> None:
+        held = self.waiting_pods.get(info.pod.uid)
+        if held is not None and self.wait_on_clock:
+            with self._held_lock:
+                self._held_bindings[info.pod.uid] = (framework, state, info, node, started)
+            self.longest_wait = max(self.longest_wait, held.deadline - self.waiting_pods.clock())
+            held.on_done = self._wait_ended
+            if held.done:  # ended before it could be told (a plugin allowed it at once)
+                self._wait_ended(held)
+            return
+        with self._bindings_done:
+            self._in_flight_bindings += 1
+        waiting = held is not None
+        if self.inline_binding and not waiting:
+            self._binding_cycle(framework, state, info, node, started)
+        else:
+            self._binder.submit(self._binding_cycle, framework, state, info, node, started)
+
+    def _binding_cycle(
+        self,
+        framework: Framework,
+        state: CycleState,
+        info: QueuedPodInfo,
+        node: str,
+        started: float,
+    ) -> None:
+        pod = info.pod
+        bound = False
+        try:
+            status = framework.wait_on_permit(pod)
+            if status.is_success():
+                status = self._binding_call(
+                    framework, framework.run_pre_bind, state, pod, node, "preBind"
+                )
+            if status.is_success():
+                # Extenders bind first when one may (kube's extendersBinding); else the plugins.
+                bind = (
+                    functools.partial(self._bind, framework)
+                    if any(e.is_binder for e in self.extenders)
+                    else framework.run_bind
+                )
+                status = self._binding_call(framework, bind, state, pod, node, "bind")
+            if not status.is_success():
+                self._binding_failed(framework, state, info, node, status, started)
+                return
+            bound = True
+            self.queue.done(pod.uid)
+            self._record(Attempt(pod, node), started)
+            try:
+                self.backend.report_scheduled(pod, node)
+            except Exception:
+                log.exception("recording the Scheduled event of pod %s failed", pod.key)
+            # Informational: the pod is bound whatever PostBind does (an overrun is logged).
+            self._binding_call(framework, framework.run_post_bind, state, pod, node, "postBind")
+        except Exception:  # a bug here must not kill the binding pool or lose the pod
+            log.exception("binding cycle of pod %s failed", pod.key)
+            if bound:  # already bound: only what came after failed (events, PostBind)
+                return
+            self._binding_failed(
+                framework,
+                state,
+                info,
+                node,
+                Status(Code.ERROR, "internal error in the binding cycle"),
+                started,
+            )
+        finally:
+            with self._bindings_done:
+                self._in_flight_bindings -= 1
+                self._bindings_done.notify_all()
+
+    def _bind(self, framework: Framework, state: CycleState, pod: Pod, node: str) -> Status:
+        """kube's ``bind``: the first interested extender with a bindVerb binds the pod (an
+        ignorable one that fails is skipped); without one, the Bind plugins do."""
+        for extender in self.extenders:
+            if not extender.is_binder or not extender.is_interested(pod):
+                continue
+            try:
+                extender.bind(pod, node)
+            except ExtenderError as err:
+                if extender.ignorable:
+                    log.info(
+                        "skipping extender %s in bind as it returned error and has ignorable "
+                        "flag set: %s",
+                        extender.name,
+                        err,
+                    )
+                    continue
+                return Status(Code.ERROR, str(err))
+            self.backend.bound_by_extender(pod, node)
+            return Status.success()
+        return framework.run_bind(state, pod, node)
+
+    def _binding_call(
+        self,
+        framework: Framework,
+        call: Callable[[CycleState, Pod, str], Status | None],
+        state: CycleState,
+        pod: Pod,
+        node: str,
+        point: str,
+    ) -> Status:
+        """A binding-cycle point under the plugin time limit: an overrun is an Error naming the
+        plugin, recorded in the pod's CycleState by the framework (binding cycles run in
+        parallel, so the framework's scheduling-cycle record cannot tell). Its duration goes to
+        ``scheduler_framework_extension_point_duration_seconds`` (and, for Bind, to
+        ``scheduler_binding_duration_seconds``)."""
+        began = time.perf_counter()
+        try:
+            status = self._within_time_limit(
+                framework,
+                call,
+                state,
+                pod,
+                node,
+                running=lambda: state.get(RUNNING_BINDING_PLUGIN) or ("?", "?"),
+                point=point,
+            )
+        except CycleError as exc:  # overran: observed as the Error it is
+            status = exc.status
+        status = status if status is not None else Status.success()
+        name = _POINT_NAMES[point]
+        self._observe_point(framework, name, status, began)
+        if name == "Bind" and self.metrics is not None:
+            outcome = "success" if status.is_success() else "error"
+            self.metrics.binding(outcome, time.perf_counter() - began)
+        return status
+
+    def _observe_point(
+        self, framework: Framework, point: str, status: Status | None, began: float
+    ) -> None:
+        if self.metrics is None:
+            return
+        code = status.code if status is not None else None
+        self.metrics.extension_point(
+            point, status_label(code), framework.name, time.perf_counter() - began
+        )
+
+    def _binding_failed(
+        self,
+        framework: Framework,
+        state: CycleState,
+        info: QueuedPodInfo,
+        node: str,
+        status: Status,
+        started: float,
+    ) -> None:
+        pod = info.pod
+        framework.run_unreserve(state, pod, node)
+        self.cache.forget_pod(pod)
+        # The room the pod held is free again: pods waiting for it may fit now. The event
+        # carries the pod as it was assumed, on its node, as kube-scheduler's does (hints such
+        # as NodeResourcesFit's queue only on the deletion of a pod that had a node). A pod
+        # that was rejected goes back first and is not moved by its own event (kube defers the
+        # move and leaves the pod out).
+        freed = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)
+        if isinstance(status.err, BindError) and not status.err.retryable:
+            self.queue.move_on_event(freed, _assumed(pod, node), None)
+            log.info("dropping pod %s: %s", pod.key, status.message())
+            self.queue.done(pod.uid)
+            return
+        if status.is_rejected():
+            self._fail_with_status(info, status, started)
+            self.queue.move_on_event(freed, _assumed(pod, node), None, skip_uid=pod.uid)
+            return
+        self.queue.move_on_event(freed, _assumed(pod, node), None)
+        self._fail_with_status(info, status, started)
+
+    # -- failures ------------------------------------------------------------------------------
+    def _fail_with_status(self, info: QueuedPodInfo, status: Status, started: float) -> None:
+        if status.is_rejected():
+            self._fail(
+                info,
+                REASON_UNSCHEDULABLE,
+                status.message(),
+                {status.plugin} if status.plugin else set(),
+                started,
+            )
+        else:
+            self._fail(info, REASON_SCHEDULER_ERROR, status.message(), set(), started, error=True)
+
+    def _fail(
+        self,
+        info: QueuedPodInfo,
+        reason: str,
+        message: str,
+        plugins: set[str],
+        started: float,
+        error: bool = False,
+        nominated_node_name: str | None = None,
+    ) -> None:
+        pod = info.pod
+        log.debug("unable to schedule pod %s: %s", pod.key, message)
+        self.queue.requeue_after_failure(info, plugins, error=error)
+        self._record(Attempt(pod, None, reason, message), started)
+        try:
+            nominated = (
+                nominated_node_name
+                if nominated_node_name is not None
+                else (pod.nominated_node_name or None)
+            )
+            self.backend.report_failure(pod, reason, message, nominated)
+        except Exception:
+            log.exception("recording the failure of pod %s failed", pod.key)
+
+    def _record(self, attempt: Attempt, started: float) -> None:
+        if self.record_attempts:
+            with self._attempts_lock:
+                self.attempts[attempt.pod.uid] = attempt
+        if self.on_attempt is not None:
+            self.on_attempt(attempt, time.monotonic() - started)
+
+
+def _assumed(pod: Pod, node_name: str) -> Pod:
+    """``pod`` as it was assumed: on ``node_name`` (kube sets ``spec.nodeName`` on the assumed
+    copy), for the event that forgetting it sends."""
+    if pod.node_name == node_name:
+        return pod
+    assumed = copy.copy(pod)
+    assumed.node_name = node_name
+    spec = pod.raw.get("spec") or {}
+    assumed.raw = {**pod.raw, "spec": {**spec, "nodeName": node_name}}
+    return assumed

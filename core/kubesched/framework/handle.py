@@ -1,0 +1,152 @@
+"""The framework handle: what a plugin may reach besides its own arguments.
+
+kube-scheduler's ``framework.Handle``, trimmed to what Python plugins use: the current snapshot,
+the waiting pods (to allow or reject pods held at Permit), the cluster backend (to bind, or to
+read objects a plugin needs), the profile's name and its parallelism; and, for preemption, the
+nominated pods, clearing nominations, running API calls apart from the scheduling cycle, and
+sending pods back to activeQ at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from kubesched.framework.waiting_pods import WaitingPods
+
+if TYPE_CHECKING:
+    from kubesched.api.objects import Pod
+    from kubesched.engine.runtime import Framework
+    from kubesched.framework.backend import ClusterBackend
+    from kubesched.framework.snapshot import Snapshot
+
+
+__all__ = ["Handle"]
+
+log = logging.getLogger(__name__)
+
+
+class Handle:
+    """Given to every plugin factory; one per profile."""
+
+    def __init__(
+        self,
+        profile_name: str,
+        backend: ClusterBackend,
+        snapshot: Callable[[], Snapshot],
+        waiting_pods: WaitingPods | None = None,
+        parallelism: int = 16,
+        rng: random.Random | None = None,
+        extenders: Sequence[Any] = (),
+    ) -> None:
+        self.profile_name = profile_name
+        #: The configuration's HTTP extenders (:class:`kubesched.engine.extender.HTTPExtender`), in
+        #: kube-scheduler's order: DefaultPreemption asks those with a preemptVerb.
+        self.extenders = list(extenders)
+        self.backend = backend
+        self._snapshot = snapshot
+        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
+        self.parallelism = parallelism
+        self.rng = rng or random.Random()
+        #: The profile's framework (set when it is built): runs plugins for what-if checks.
+        self.framework: Framework | None = None
+        #: The scheduling queue, which keeps the nominated pods (set by the scheduler).
+        self.nominator: Any = None
+        #: Moves pods to activeQ for :meth:`activate` (the scheduling queue's ``activate``, set
+        #: by the scheduler).
+        self.activator: Callable[[Iterable[Pod]], object] | None = None
+        #: Runs :meth:`run_in_background`'s calls when set (tests use it to hold them back).
+        self.background: Callable[[Callable[[], object]], object] | None = None
+
+    def snapshot(self) -> Snapshot:
+        """The snapshot the current scheduling cycle reads (nodes with their pods)."""
+        return self._snapshot()
+
+    def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
+        """Pods nominated to ``node_name`` by preemption and not yet bound."""
+        if self.nominator is None:
+            return []
+        return list(self.nominator.nominated_pods_for_node(node_name))
+
+    def nodes_with_nominated_pods(self) -> frozenset[str]:
+        """The nodes some pod is nominated to (a Filter result there depends on those pods)."""
+        if self.nominator is None:
+            return frozenset()
+        return self.nominator.node_names()
+
+    def has_nominated_pods(self) -> bool:
+        """Whether any pod is nominated anywhere (lets Filter skip the per-node check)."""
+        return self.nominator is not None and len(self.nominator) > 0
+
+    def lister(self, kind: str) -> Callable[[], list[Mapping[str, Any]]]:
+        """A function listing the cluster's objects of ``kind`` (e.g. ``PodDisruptionBudget``,
+        ``Namespace``, ``Service``, ``PersistentVolumeClaim``, ``CSINode``) as raw mappings, kept
+        current by the backend. Plugins must not change what it returns; writes go through the
+        backend (``update_object``, ``patch_object``, ``create_object``).
+
+        Call it in the plugin's constructor so the backend knows to watch that kind (and to
+        deliver its cluster events, for kinds that are an ``EventResource``); an empty list when
+        the backend has no such objects.
+        """
+        lister = getattr(self.backend, "lister", None)
+        if lister is None:
+            return list
+        return lister(kind)  # type: ignore[no-any-return]
+
+    def clear_nominated_node_name(self, *pods: Pod) -> list[Exception]:
+        """Take each pod's nomination away (kube's ``clearNominatedNodeName``): the nominator
+        forgets it, and ``status.nominatedNodeName`` is patched away (when the pod or the
+        nominator had one).
+
+        Returns the refusals, one per pod whose patch failed (the nominator forgets it all the
+        same); an empty list when every patch went through.
+        """
+        errors: list[Exception] = []
+        for pod in pods:
+            # The nominator first: the update the patch brings back must not find it there.
+            held = ""
+            if self.nominator is not None:
+                held = self.nominator.node_of(pod)
+                self.nominator.remove(pod)
+            if not (pod.nominated_node_name or held):
+                continue
+            try:
+                self.backend.patch_pod_status(pod, nominated_node_name="")
+            except Exception as exc:
+                errors.append(exc)
+        return errors
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        """Retry ``pods`` at once (kube's ``Handle.Activate``): each one waiting in the
+        unschedulable pool or in backoff moves to activeQ, through PreEnqueue (a pod it gates
+        stays in the pool). A pod in its scheduling cycle is retried when that cycle fails,
+        rather than wait in the pool for an event; a pod already in activeQ, or one the queue
+        does not hold, is left alone. Does nothing before the scheduler sets :attr:`activator`.
+        """
+        if self.activator is not None:
+            self.activator(pods)
+
+    def run_in_background(self, call: Callable[[], object], name: str = "background") -> None:
+        """Run ``call`` apart from the scheduling cycle, as kube-scheduler starts a goroutine
+        (asynchronous preemption sends its API calls so).
+
+        On a thread of its own, unless :attr:`background` says otherwise or the backend is
+        ``synchronous`` (the in-memory one: its calls take no time, and running them inline
+        keeps ``simulate`` repeatable). An exception ``call`` lets out is logged.
+        """
+        if self.background is not None:
+            self.background(call)
+        elif getattr(self.backend, "synchronous", False):
+            _logged(call, name)
+        else:
+            threading.Thread(target=_logged, args=(call, name), name=name, daemon=True).start()
+
+
+def _logged(call: Callable[[], object], name: str) -> None:
+    try:
+        call()
+    except Exception:
+        log.exception("%s failed", name)

@@ -1,0 +1,203 @@
+"""Where plugins come from: the ``kubesched.plugins`` entry-point group, or explicit registration.
+
+Listing installed plugins reads distribution metadata only; a plugin's module is imported when a
+profile names it (or when ``kubesched plugins`` is asked for its extension points). The entry
+point's name is the plugin's profile name and must point at the plugin class.
+
+The plugin contract: ``PluginClass(args: Mapping[str, Any], handle: Handle)`` builds the plugin for
+one profile (raising :class:`~kubesched.ArgsError` with every bad field), and its extension points
+are its methods decorated with ``@kubesched.hookimpl``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.metadata
+import inspect
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.errors import PluginLoadError
+from kubesched.framework import hookspecs
+from kubesched.framework.hookspecs import EXTENSION_POINTS, PROJECT
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "PluginSpec",
+    "Registry",
+    "check_hook_names",
+    "extension_points_of",
+]
+
+ENTRY_POINT_GROUP = "kubesched.plugins"
+_HOOK_TO_POINT = {hook: point for point, hook in EXTENSION_POINTS.items()}
+_IMPL_MARK = f"{PROJECT}_impl"
+#: Every hook a plugin may implement: the functions of ``hookspecs`` marked ``@hookspec``.
+HOOK_NAMES = frozenset(
+    name
+    for name, member in inspect.getmembers(hookspecs, inspect.isfunction)
+    if hasattr(member, f"{PROJECT}_spec")
+)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r})"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _hook_name_errors(plugin: Any) -> list[str]:
+    """One message per ``@hookimpl`` method that implements no hook, with the nearest hook."""
+    problems = []
+    for attr in sorted(dir(plugin)):
+        member = getattr(plugin, attr, None)
+        opts = getattr(member, _IMPL_MARK, None)
+        if not isinstance(opts, dict):
+            continue
+        specname = opts.get("specname")
+        if specname and specname != attr:
+            # The framework finds a plugin's hooks by method name (extension_points_of).
+            problems.append(
+                f'@kubesched.hookimpl method "{attr}" sets specname="{specname}"; '
+                f'name the method "{specname}" instead'
+            )
+        elif attr not in HOOK_NAMES:
+            close = difflib.get_close_matches(attr, sorted(HOOK_NAMES), n=1, cutoff=0.6)
+            hint = (
+                f'; did you mean "{close[0]}"?'
+                if close
+                else f"; the hooks are: {', '.join(sorted(HOOK_NAMES))}"
+            )
+            problems.append(f'@kubesched.hookimpl method "{attr}" is not a kubesched hook{hint}')
+    return problems
+
+
+def check_hook_names(plugin: Any, name: str, origin: str = "") -> None:
+    """:class:`PluginLoadError` naming plugin ``name`` when a ``@hookimpl`` method of ``plugin``
+    is not a hook (a misspelt ``def filters``): pluggy would register it silently and the
+    framework would never call it. ``origin``: where the plugin comes from, for the message."""
+    problems = _hook_name_errors(plugin)
+    if problems:
+        where = f" from {origin}" if origin else ""
+        raise PluginLoadError(f'plugin "{name}"{where}: {"; ".join(problems)}')
+
+
+def extension_points_of(plugin: Any) -> list[str]:
+    """The profile extension points (``filter``, ``score``, …) a plugin class implements."""
+    points = []
+    for point, hook in EXTENSION_POINTS.items():
+        member = getattr(plugin, hook, None)
+        if member is not None and hasattr(member, _IMPL_MARK):
+            points.append(point)
+    return points
+
+
+@dataclass
+class PluginSpec:
+    """One installed (or explicitly registered) plugin, loaded on first use."""
+
+    name: str
+    distribution: str = ""
+    version: str = ""
+    target: str = ""
+    _entry_point: importlib.metadata.EntryPoint | None = field(default=None, repr=False)
+    _cls: type | None = field(default=None, repr=False)
+    _checked: bool = field(default=False, repr=False)
+    #: The other installed distributions with an entry point of this name (an error to load).
+    _also_registered_by: list[str] = field(default_factory=list, repr=False)
+
+    def load(self) -> type:
+        """Import the plugin class; :class:`PluginLoadError` in one line when that fails."""
+        if self._cls is not None:
+            if not self._checked:
+                check_hook_names(self._cls, self.name, self.target)
+                self._checked = True
+            return self._cls
+        assert self._entry_point is not None  # a spec has a class or an entry point
+        if self._also_registered_by:
+            origins = sorted([self.origin, *self._also_registered_by])
+            raise PluginLoadError(
+                f'plugin "{self.name}" is registered by {len(origins)} distributions: '
+                f"{', '.join(origins)}; uninstall all but one of them"
+            )
+        try:
+            loaded = self._entry_point.load()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # any import-time failure is the plugin's, sys.exit too
+            raise PluginLoadError(
+                f'plugin "{self.name}" from {self.origin} failed to import: {_describe(exc)}'
+            ) from exc
+        if isinstance(loaded, type):
+            check_hook_names(loaded, self.name, self.origin)
+        if not isinstance(loaded, type) or not extension_points_of(loaded):
+            raise PluginLoadError(
+                f'plugin "{self.name}" from {self.distribution} {self.version}: entry point '
+                f"{self.target} must name a plugin class with @kubesched.hookimpl methods"
+            )
+        self._cls = loaded
+        self._checked = True
+        return loaded
+
+    @property
+    def origin(self) -> str:
+        """``distribution version (module:Class)``, as messages name where a plugin comes from."""
+        return f"{self.distribution or '?'} {self.version} ({self.target})"
+
+    def extension_points(self) -> list[str]:
+        return extension_points_of(self.load())
+
+
+class Registry:
+    """The plugins a scheduler may use, by profile name.
+
+    ``Registry.installed()`` reads the entry points; ``Registry({"Name": Class})`` (or
+    :meth:`register`) is for tests and embedding, independent of what is installed.
+    """
+
+    def __init__(self, plugins: Mapping[str, type] | None = None) -> None:
+        self._specs: dict[str, PluginSpec] = {}
+        for name, cls in (plugins or {}).items():
+            self.register(name, cls)
+
+    @classmethod
+    def installed(cls) -> Registry:
+        registry = cls()
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            dist = ep.dist
+            spec = PluginSpec(
+                name=ep.name,
+                distribution=dist.name if dist else "",
+                version=dist.version if dist else "",
+                target=ep.value,
+                _entry_point=ep,
+            )
+            first = registry._specs.setdefault(ep.name, spec)
+            if first is not spec:
+                # Which one would win depends on sys.path order: neither does.
+                first._also_registered_by.append(spec.origin)
+        return registry
+
+    def register(self, name: str, cls: type, distribution: str = "", version: str = "") -> None:
+        """Make ``cls`` available as plugin ``name`` (replacing an installed one of that name)."""
+        module = getattr(cls, "__module__", "")
+        self._specs[name] = PluginSpec(
+            name=name,
+            distribution=distribution,
+            version=version,
+            target=f"{module}:{cls.__qualname__}",
+            _cls=cls,
+        )
+
+    def names(self) -> list[str]:
+        return sorted(self._specs)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def get(self, name: str) -> PluginSpec:
+        return self._specs[name]
+
+    def specs(self) -> Iterable[PluginSpec]:
+        return [self._specs[name] for name in self.names()]

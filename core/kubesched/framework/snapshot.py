@@ -1,0 +1,98 @@
+"""Snapshot: the immutable view of the cluster that one scheduling cycle reads.
+
+The cache updates it incrementally: only nodes changed since the last cycle are copied, so a
+5,000-node cluster does not pay a full copy per pod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kubesched.framework.nodeinfo import NodeInfo, next_generation
+
+__all__ = ["Snapshot"]
+
+
+class Snapshot:
+    """Nodes (with their pods) in a stable order, and by name."""
+
+    def __init__(self, node_infos: list[NodeInfo] | None = None) -> None:
+        self.by_name: dict[str, NodeInfo] = {}
+        self.node_infos: list[NodeInfo] = []
+        for info in node_infos or ():
+            self.by_name[info.name] = info
+        self._reorder()
+        self._recount_images()
+
+    def _recount_images(self) -> None:
+        """How many nodes have each image (ImageLocality spreads its score by it)."""
+        counts: dict[str, int] = {}
+        for info in self.node_infos:
+            if info.node is None:
+                continue
+            names = {name for names, _size in info.node.images for name in names}
+            for name in names:
+                counts[name] = counts.get(name, 0) + 1
+        self._image_num_nodes = counts
+        #: Changes whenever the census above may have: a plugin whose results depend on it
+        #: signs pods with it (ImageLocality).
+        self.images_version = next_generation()
+
+    def image_num_nodes(self, image: str) -> int:
+        """The number of nodes whose ``status.images`` list ``image`` (exact name)."""
+        return self._image_num_nodes.get(image, 0)
+
+    def _reorder(self) -> None:
+        self.node_infos = list(self.by_name.values())
+        self._index = {info.name: i for i, info in enumerate(self.node_infos)}
+        self._with_affinity = {i.name: i for i in self.node_infos if i.pods_with_affinity}
+        self._with_required_anti_affinity = {
+            i.name: i for i in self.node_infos if i.pods_with_required_anti_affinity
+        }
+        self._affinity_lists: tuple[list[NodeInfo], list[NodeInfo]] | None = None
+
+    def _replace(self, info: NodeInfo) -> None:
+        """Swap in a fresh copy of a node already in the snapshot, keeping its position."""
+        name = info.name
+        self.by_name[name] = info
+        self.node_infos[self._index[name]] = info
+        for index, has in (
+            (self._with_affinity, info.pods_with_affinity),
+            (self._with_required_anti_affinity, info.pods_with_required_anti_affinity),
+        ):
+            if has:  # (re)listed: the lists must hold this copy, not the replaced one
+                index[name] = info
+                self._affinity_lists = None
+            elif index.pop(name, None) is not None:
+                self._affinity_lists = None
+
+    def _lists(self) -> tuple[list[NodeInfo], list[NodeInfo]]:
+        if self._affinity_lists is None:
+            order = self._index
+            self._affinity_lists = (
+                sorted(self._with_affinity.values(), key=lambda i: order[i.name]),
+                sorted(self._with_required_anti_affinity.values(), key=lambda i: order[i.name]),
+            )
+        return self._affinity_lists
+
+    @property
+    def have_pods_with_affinity(self) -> list[NodeInfo]:
+        """The nodes holding at least one pod with pod affinity or anti-affinity terms, in
+        snapshot order (kube-scheduler's ``HavePodsWithAffinityList``): inter-pod affinity
+        looks at these instead of every node."""
+        return self._lists()[0]
+
+    @property
+    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
+        """The nodes holding a pod with required anti-affinity terms, in snapshot order
+        (``HavePodsWithRequiredAntiAffinityList``)."""
+        return self._lists()[1]
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self.by_name.get(name)
+
+    def __len__(self) -> int:
+        return len(self.node_infos)
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self.node_infos)
