@@ -99,7 +99,10 @@ class SchedulingQueue:
         initial_backoff_seconds: float = 1.0,
         max_backoff_seconds: float = 10.0,
         max_unschedulable_seconds: float = DEFAULT_MAX_UNSCHEDULABLE_SECONDS,
+        nominator: Nominator | None = None,
     ) -> None:
+        """``nominator``: where nominated pods are kept (the scheduler passes the one its
+        profiles' handles read); a new one when left out."""
         self._frameworks = frameworks
         first = next(iter(frameworks.values()), None)
         self._less = first.less if first is not None else (lambda a, b: a.timestamp < b.timestamp)
@@ -127,7 +130,7 @@ class SchedulingQueue:
         self._group: tuple[str, str] | None = None
         self.scheduling_cycle = 0
         #: Pods nominated to nodes by preemption (read by Filter through the handle).
-        self.nominator = Nominator()
+        self.nominator = nominator if nominator is not None else Nominator()
 
     # -- entering the queue ----------------------------------------------------------------------
     def add(self, pod: Pod) -> None:

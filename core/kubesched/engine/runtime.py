@@ -155,7 +155,8 @@ class Framework:
     def __init__(self, profile: Profile, registry: Registry, handle: Handle) -> None:
         self.profile = profile
         self.name = profile.scheduler_name
-        self.handle = handle
+        #: The handle the plugins get: the one given, with this runtime as its plugins runner.
+        self.handle = handle.bound_to(self)
         self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
         self.plugins: dict[str, Any] = {}
         self._manager = pluggy.PluginManager(hookspecs.PROJECT)
@@ -205,7 +206,6 @@ class Framework:
         # the scheduler's plugin time limit, to name the culprit).
         self._point = ""
         self._current: PluginCall | None = None
-        handle.framework = self
 
     # -- construction --------------------------------------------------------------------------
     def _build_plugin(self, name: str, registry: Registry, errors: list[FieldError]) -> None:

@@ -13,7 +13,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -25,6 +25,7 @@ from kubesched.engine.cache import Cache
 from kubesched.engine.event_handlers import SchedulerEventHandler
 from kubesched.engine.extender import ExtenderError, HTTPExtender
 from kubesched.engine.metrics import status_label
+from kubesched.engine.nominator import Nominator
 from kubesched.engine.queue import SchedulingQueue
 from kubesched.engine.runtime import RUNNING_BINDING_PLUGIN, Framework, ProfileBuildError
 from kubesched.errors import ConfigError, FieldError
@@ -224,16 +225,16 @@ class Scheduler:
         self.rng = random.Random(seed)
         registry = registry if registry is not None else Registry.installed()
         self.extenders = [HTTPExtender(extender) for extender in config.extenders]
+        #: Pods nominated by preemption: kept by the queue, read by the plugins' handles.
+        self.nominator = Nominator()
         self.frameworks = build_frameworks(config, registry, self._handle_for)
         self.queue = SchedulingQueue(
             self.frameworks,
             clock=clock,
             initial_backoff_seconds=config.pod_initial_backoff_seconds,
             max_backoff_seconds=config.pod_max_backoff_seconds,
+            nominator=self.nominator,
         )
-        for framework in self.frameworks.values():
-            framework.handle.nominator = self.queue.nominator
-            framework.handle.activator = self.queue.activate
         self.algorithm = SchedulingAlgorithm(
             config.percentage_of_nodes_to_score, self.rng, self.extenders
         )
@@ -276,7 +277,13 @@ class Scheduler:
             self.config.parallelism,
             self.rng,
             self.extenders,
+            nominator=self.nominator,
+            activator=self._activate,
         )
+
+    def _activate(self, pods: Iterable[Pod]) -> None:
+        """The plugins' ``Handle.activate``: the pods back to activeQ at once."""
+        self.queue.activate(pods)
 
     # -- running -------------------------------------------------------------------------------
     def start(self, sync_timeout: float | None = None) -> None:

@@ -5,6 +5,10 @@ the waiting pods (to allow or reject pods held at Permit), the cluster backend (
 read objects a plugin needs), the profile's name and its parallelism; and, for preemption, the
 nominated pods, clearing nominations, running API calls apart from the scheduling cycle, and
 sending pods back to activeQ at once.
+
+A Handle is built complete: the runtime that builds a profile's plugins binds its own
+:class:`PluginsRunner` into the handle it gives them (:meth:`Handle.bound_to`), and the
+scheduler passes the nominator and the activator in. A plugin never sees the runtime class.
 """
 
 from __future__ import annotations
@@ -13,18 +17,64 @@ import logging
 import random
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from kubesched.framework.status import Status
 from kubesched.framework.waiting_pods import WaitingPods
 
 if TYPE_CHECKING:
     from kubesched.api.objects import Pod
-    from kubesched.engine.runtime import Framework
     from kubesched.framework.backend import ClusterBackend
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.nodeinfo import NodeInfo
     from kubesched.framework.snapshot import Snapshot
 
 
-__all__ = ["Handle"]
+__all__ = ["Handle", "PluginsRunner", "PodNominator"]
+
+
+class PluginsRunner(Protocol):
+    """The profile's plugins, run for a what-if (kube's ``framework.PluginsRunner``): what
+    preemption asks when it tries a node without its victims."""
+
+    def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """``None`` when every Filter plugin passes ``pod`` on ``node_info``, else the first
+        rejection (with its plugin)."""
+        ...
+
+    def run_filter_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        """:meth:`run_filter`, with the pods nominated to the node at the pod's priority or
+        above counted in and out, as kube's ``RunFilterPluginsWithNominatedPods``."""
+        ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status:
+        """Every PreFilter plugin's state updated as if ``pod_to_add`` ran on the node."""
+        ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status:
+        """Every PreFilter plugin's state updated as if ``pod_to_remove`` were gone."""
+        ...
+
+
+class PodNominator(Protocol):
+    """The pods preemption nominated to nodes and that are not bound yet (the queue's)."""
+
+    def nominated_pods_for_node(self, node_name: str) -> Iterable[Pod]: ...
+
+    def node_names(self) -> frozenset[str]: ...
+
+    def node_of(self, pod: Pod) -> str: ...
+
+    def remove(self, pod: Pod) -> None: ...
+
+    def __len__(self) -> int: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +91,17 @@ class Handle:
         parallelism: int = 16,
         rng: random.Random | None = None,
         extenders: Sequence[Any] = (),
+        *,
+        runner: PluginsRunner | None = None,
+        nominator: PodNominator | None = None,
+        activator: Callable[[Iterable[Pod]], object] | None = None,
+        background: Callable[[Callable[[], object]], object] | None = None,
     ) -> None:
+        """``runner``: the profile's plugins for what-if checks (the runtime binds its own,
+        :meth:`bound_to`); ``nominator``: the nominated pods; ``activator``: moves pods to
+        activeQ for :meth:`activate`; ``background``: runs :meth:`run_in_background`'s calls
+        (tests hold them back with it). Each may be left out where nothing uses it (a plugin's
+        unit test): the handle then answers as a cluster with none would."""
         self.profile_name = profile_name
         #: The configuration's HTTP extenders (:class:`kubesched.engine.extender.HTTPExtender`), in
         #: kube-scheduler's order: DefaultPreemption asks those with a preemptVerb.
@@ -51,15 +111,61 @@ class Handle:
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
         self.parallelism = parallelism
         self.rng = rng or random.Random()
-        #: The profile's framework (set when it is built): runs plugins for what-if checks.
-        self.framework: Framework | None = None
-        #: The scheduling queue, which keeps the nominated pods (set by the scheduler).
-        self.nominator: Any = None
-        #: Moves pods to activeQ for :meth:`activate` (the scheduling queue's ``activate``, set
-        #: by the scheduler).
-        self.activator: Callable[[Iterable[Pod]], object] | None = None
+        self._runner = runner
+        self.nominator = nominator
+        self.activator = activator
         #: Runs :meth:`run_in_background`'s calls when set (tests use it to hold them back).
-        self.background: Callable[[Callable[[], object]], object] | None = None
+        self.background = background
+
+    def bound_to(self, runner: PluginsRunner) -> Handle:
+        """This handle with ``runner`` as its plugins runner (a new handle; this one is left
+        as it is). The runtime calls it before it builds the profile's plugins."""
+        return Handle(
+            self.profile_name,
+            self.backend,
+            self._snapshot,
+            self.waiting_pods,
+            self.parallelism,
+            self.rng,
+            self.extenders,
+            runner=runner,
+            nominator=self.nominator,
+            activator=self.activator,
+            background=self.background,
+        )
+
+    # -- running the profile's plugins (preemption's what-if) ----------------------------------
+    def _plugins(self) -> PluginsRunner:
+        if self._runner is None:
+            raise RuntimeError(
+                "this Handle has no plugins runner: build the plugin through a profile "
+                "(kubesched.testing's Harness), not with a bare Handle"
+            )
+        return self._runner
+
+        """The profile's Filter plugins for ``pod`` on the node (see :class:`PluginsRunner`)."""
+        """The profile's Filter plugins for ``pod`` on ``node_info`` (see :class:`PluginsRunner`)."""
+        return self._plugins().run_filter(state, pod, node_info)
+
+    def run_filter_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        """The profile's Filter plugins with nominated pods counted (see :class:`PluginsRunner`)."""
+        return self._plugins().run_filter_with_nominated_pods(state, pod, node_info)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status:
+        """The PreFilter plugins' AddPod extensions (see :class:`PluginsRunner`)."""
+        return self._plugins().run_pre_filter_extension_add_pod(state, pod, pod_to_add, node_info)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status:
+        """The PreFilter plugins' RemovePod extensions (see :class:`PluginsRunner`)."""
+        return self._plugins().run_pre_filter_extension_remove_pod(
+            state, pod, pod_to_remove, node_info
+        )
 
     def snapshot(self) -> Snapshot:
         """The snapshot the current scheduling cycle reads (nodes with their pods)."""
@@ -124,7 +230,7 @@ class Handle:
         unschedulable pool or in backoff moves to activeQ, through PreEnqueue (a pod it gates
         stays in the pool). A pod in its scheduling cycle is retried when that cycle fails,
         rather than wait in the pool for an event; a pod already in activeQ, or one the queue
-        does not hold, is left alone. Does nothing before the scheduler sets :attr:`activator`.
+        does not hold, is left alone. Does nothing on a handle built without an activator.
         """
         if self.activator is not None:
             self.activator(pods)

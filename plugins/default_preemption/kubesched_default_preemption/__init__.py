@@ -428,27 +428,25 @@ class DefaultPreemption:
         one — PDB-protected ones first, each group most important first — and stay unless the
         pod stops fitting.
         """
-        framework = self.handle.framework
-        if framework is None:
-            return [], 0, Status.error(f"{NAME} needs the profile's framework on its handle")
+        runner = self.handle
         potential = [other for other in node_info.pods.values() if other.priority < pod.priority]
         if not potential:
             return [], 0, Status.unresolvable(REASON_NO_VICTIMS)
 
         def remove(victim: Pod) -> Status | None:
             node_info.remove_pod(victim)
-            status = framework.run_pre_filter_extension_remove_pod(state, pod, victim, node_info)
+            status = runner.run_pre_filter_extension_remove_pod(state, pod, victim, node_info)
             return None if status.is_success() else Status.error(status.message())
 
         def add(victim: Pod) -> Status | None:
             node_info.add_pod(victim)
-            status = framework.run_pre_filter_extension_add_pod(state, pod, victim, node_info)
+            status = runner.run_pre_filter_extension_add_pod(state, pod, victim, node_info)
             return None if status.is_success() else Status.error(status.message())
 
         for victim in potential:
             if (error := remove(victim)) is not None:
                 return [], 0, error
-        status = framework.run_filter_with_nominated_pods(state, pod, node_info)
+        status = runner.run_filter_with_nominated_pods(state, pod, node_info)
         if status is not None:
             return [], 0, status
         potential.sort(key=importance)
@@ -458,7 +456,7 @@ class DefaultPreemption:
         def reprieve(victim: Pod) -> bool | Status:
             if (error := add(victim)) is not None:
                 return error
-            if framework.run_filter_with_nominated_pods(state, pod, node_info) is None:
+            if runner.run_filter_with_nominated_pods(state, pod, node_info) is None:
                 return True
             if (error := remove(victim)) is not None:
                 return error
