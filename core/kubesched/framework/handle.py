@@ -143,8 +143,8 @@ class Handle:
             )
         return self._runner
 
+    def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """The profile's Filter plugins for ``pod`` on the node (see :class:`PluginsRunner`)."""
-        """The profile's Filter plugins for ``pod`` on ``node_info`` (see :class:`PluginsRunner`)."""
         return self._plugins().run_filter(state, pod, node_info)
 
     def run_filter_with_nominated_pods(
