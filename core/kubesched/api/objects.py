@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.api.quantity import InvalidQuantity, to_int, to_milli
+from kubesched.api.selectors import LabelSelector, SelectorError, label_key_errors
 
 __all__ = [
     "CPU",
@@ -178,9 +179,6 @@ def _weighted_term_errors(term: Any, path: str, errors: list[str]) -> None:
 
 
 def _term_errors(term: Any, path: str, errors: list[str]) -> None:
-    # selectors imports this module: imported here, on the (rare) pods with affinity terms.
-    from kubesched.api.selectors import LabelSelector, SelectorError, label_key_errors
-
     if not isinstance(term, Mapping):
         errors.append(f"{path}: expected a pod affinity term (an object)")
         return

@@ -25,10 +25,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kubesched.api.objects import Node, Pod
 from kubesched.errors import FieldError
+
+if TYPE_CHECKING:  # selectors read objects; objects validate their terms with selectors
+    from kubesched.api.objects import Node, Pod
 
 __all__ = [
     "DOES_NOT_EXIST",

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from kubesched.api.manifests import Cluster
 from kubesched.api.objects import Pod
+from kubesched.cli.render import print_simulation
 from kubesched.config import SchedulerConfiguration
 from kubesched.engine.explain_recorder import (
     EXCLUDED,
@@ -160,9 +161,6 @@ def write_simulation(
         json.dump(data, out, indent=2)
         print(file=out)
         return
-    from kubesched.cli.main import (
-        _print_table,  # the command line imports this module: import on use
-    )
 
     for outcome in result.pods:
         key = f"{outcome.namespace}/{outcome.name}"
@@ -171,7 +169,7 @@ def write_simulation(
             print(f"Pod {key}: never entered a scheduling cycle: {outcome.message}\n", file=out)
         for report in reports:
             print(render_report(report) + "\n", file=out)
-    _print_table(result, out)
+    print_simulation(result, out)
 
 
 # -- rendering -----------------------------------------------------------------------------------

@@ -12,28 +12,21 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterable, Sequence
-from importlib import resources
-from typing import Any, TextIO
+from collections.abc import Sequence
+from typing import TextIO
 
 from kubesched._version import __version__
+from kubesched.cli import config as config_cli
 from kubesched.cli import explain as explain_cli
 from kubesched.cli import extender as extender_cli
+from kubesched.cli import plugins as plugins_cli
+from kubesched.cli import run as run_cli
 from kubesched.cli import scaffold
-from kubesched.config import SchedulerConfiguration
-from kubesched.errors import KubeschedError, PluginLoadError
-from kubesched.framework.hookspecs import EXTENSION_POINTS
-from kubesched.framework.registry import Registry
-from kubesched.service import whatif
-from kubesched.service.simulate import SimulationResult, simulate
-from kubesched.service.startup import check_plugins, load_checked
+from kubesched.cli import simulate as simulate_cli
+from kubesched.cli.common import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_USAGE, warn_all
+from kubesched.errors import KubeschedError
 
-__all__ = ["main"]
-
-EXIT_OK = 0
-EXIT_USAGE = 2
-#: What a shell reports for a process that wrote to a closed pipe (128 + SIGPIPE).
-EXIT_BROKEN_PIPE = 141
+__all__ = ["EXIT_BROKEN_PIPE", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
 DESCRIPTION = (
     "A Kubernetes scheduler whose every decision is made by plugins. Commands: simulate and "
@@ -43,172 +36,7 @@ DESCRIPTION = (
 )
 
 
-def _bundled(name: str) -> str:
-    return str(resources.files("kubesched") / "examples" / name)
-
-
-def _warn(config: SchedulerConfiguration, err: TextIO) -> None:
-    _warn_all(config.warnings, err)
-
-
-def _warn_all(warnings: Iterable[str], err: TextIO) -> None:
-    for warning in warnings:
-        print(f"warning: {warning}", file=err)
-
-
-def _load(config_path: str | None, registry: Registry, err: TextIO) -> SchedulerConfiguration:
-    """Config loaded, merged and validated, plugins built once to validate their args."""
-    config = load_checked(config_path, registry)
-    _warn(config, err)
-    check_plugins(config, registry)
-    return config
-
-
-# -- simulate ------------------------------------------------------------------------------------
-def _print_table(result: SimulationResult, out: TextIO) -> None:
-    rows = [("NAMESPACE", "POD", "NODE", "MESSAGE")]
-    rows += [(p.namespace, p.name, p.node or "<none>", p.message) for p in result.pods]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    for row in rows:
-        print(
-            "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3],
-            file=out,
-        )
-    summary = f"{result.scheduled} scheduled, {result.unschedulable} unschedulable"
-    left_alone = result.left_alone_text()
-    print(f"\n{summary}, {left_alone}" if left_alone else f"\n{summary}", file=out)
-
-
-def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    cluster_path = args.cluster
-    config_path = args.config
-    if cluster_path is None and not args.kubeconfig:
-        cluster_path = _bundled("cluster.yaml")
-        if config_path is None:
-            config_path = _bundled("scheduler-config.yaml")
-    registry = Registry.installed()
-    config = whatif.serve_as(_load(config_path, registry, err), args.scheduler_name)
-    cluster, _ = whatif.read_input(args, cluster_path, config, registry)
-    for warning in cluster.warnings:
-        print(f"warning: {warning}", file=err)
-    if args.explain:
-        result, recorder = explain_cli.simulate_explained(cluster, config, registry, args.seed)
-        explain_cli.write_simulation(result, recorder, args.output, out)
-        return EXIT_OK
-    result = simulate(cluster, config, registry, seed=args.seed, tune_gc=True)
-    if args.output == "json":
-        json.dump(result.to_dict(), out, indent=2)
-        print(file=out)
-    else:
-        _print_table(result, out)
-    return EXIT_OK
-
-
-# -- plugins -------------------------------------------------------------------------------------
-def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    rows: list[dict[str, Any]] = []
-    for spec in Registry.installed().specs():
-        row: dict[str, Any] = {
-            "name": spec.name,
-            "distribution": spec.distribution,
-            "version": spec.version,
-            "extension_points": [],
-        }
-        try:
-            row["extension_points"] = spec.extension_points()
-        except PluginLoadError as exc:
-            row["error"] = str(exc)
-        rows.append(row)
-    if args.output == "json":
-        json.dump(rows, out, indent=2)
-        print(file=out)
-        return EXIT_OK
-    table = [("NAME", "DISTRIBUTION", "VERSION", "EXTENSION POINTS")]
-    table += [
-        (
-            r["name"],
-            r["distribution"],
-            r["version"],
-            r.get("error") or ", ".join(r["extension_points"]),
-        )
-        for r in rows
-    ]
-    widths = [max(len(row[i]) for row in table) for i in range(3)]
-    for row in table:
-        print(
-            "  ".join(c.ljust(widths[i]) for i, c in enumerate(row[:3])) + "  " + row[3], file=out
-        )
-    return EXIT_OK
-
-
-# -- config --------------------------------------------------------------------------------------
-def cmd_config_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    config = _load(args.file, Registry.installed(), err)
-    names = ", ".join(p.scheduler_name for p in config.profiles)
-    print(f"{args.file}: valid ({len(config.profiles)} profile(s): {names})", file=out)
-    return EXIT_OK
-
-
-def cmd_config_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    config = _load(args.file, Registry.installed(), err)
-    shown: dict[str, Any] = {
-        "apiVersion": config.api_version,
-        "parallelism": config.parallelism,
-        "percentageOfNodesToScore": config.percentage_of_nodes_to_score,
-        "podInitialBackoffSeconds": config.pod_initial_backoff_seconds,
-        "podMaxBackoffSeconds": config.pod_max_backoff_seconds,
-        "profiles": [],
-    }
-    for profile in config.profiles:
-        points: dict[str, list[Any]] = {}
-        for point in EXTENSION_POINTS:
-            refs = profile.plugins.get(point, [])
-            points[point] = [
-                {"name": r.name, "weight": r.weight} if point == "score" else r.name for r in refs
-            ]
-        shown["profiles"].append(
-            {
-                "schedulerName": profile.scheduler_name,
-                "percentageOfNodesToScore": profile.percentage_of_nodes_to_score,
-                "plugins": points,
-                "pluginConfig": [
-                    {"name": n, "args": a} for n, a in profile.plugin_args.items() if a
-                ],
-            }
-        )
-    if args.output == "json":
-        json.dump(shown, out, indent=2)
-        print(file=out)
-    else:
-        import yaml
-
-        yaml.safe_dump(shown, out, sort_keys=False, default_flow_style=False)
-    return EXIT_OK
-
-
-# -- run ---------------------------------------------------------------------------------------
-def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from kubesched.service.run import (  # imports the Kubernetes client: only when running
-        RunOptions,
-        run,
-    )
-
-    leader_elect = None if args.leader_elect is None else args.leader_elect == "true"
-    return run(
-        RunOptions(
-            config=args.config,
-            kubeconfig=args.kubeconfig,
-            leader_elect=leader_elect,
-            address=args.bind_address,
-            port=args.port if args.secure_port is None else args.secure_port,
-            plugin_timeout=args.plugin_timeout,
-            secure=args.secure_port is not None,
-            tls_cert_file=args.tls_cert_file,
-            tls_key_file=args.tls_private_key_file,
-        )
-    )
-
-
+# -- logging ---------------------------------------------------------------------------------
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: ts, level, logger, msg (and exc when there is one)."""
 
@@ -246,88 +74,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-format", choices=("text", "json"), default="text")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    sim = commands.add_parser("simulate", help="schedule the pending pods of a cluster file")
-    sim.add_argument(
-        "cluster",
-        nargs="?",
-        help="Kubernetes manifests (YAML/JSON) with Nodes and Pods; default: the bundled example",
-    )
-    sim.add_argument("--config", help="a KubeSchedulerConfiguration file")
-    sim.add_argument("-o", "--output", choices=("table", "json"), default="table")
-    sim.add_argument("--seed", type=int, default=0, help="seed for random tie-breaking")
-    sim.add_argument(
-        "--explain",
-        action="store_true",
-        help="for every pod, each plugin's Filter verdict and Score per node (as explain does)",
-    )
-    sim.add_argument(
-        "--no-validate",
-        action="store_true",
-        help="skip kube-apiserver's validation of the objects (for a snapshot of a cluster, "
-        "whose objects an apiserver already stored)",
-    )
-    whatif.add_arguments(sim)
-    sim.set_defaults(func=cmd_simulate)
+    simulate_cli.register_commands(commands)
     explain_cli.register_commands(commands)
     extender_cli.register_commands(commands)
-
-    run = commands.add_parser("run", help="schedule the pods of a cluster (as a service)")
-    run.add_argument(
-        "--config", help="a KubeSchedulerConfiguration file (default: the default profile)"
-    )
-    run.add_argument(
-        "--kubeconfig",
-        help="used when the config's clientConnection.kubeconfig "
-        "is empty; then $KUBECONFIG, then the in-cluster service account",
-    )
-    run.add_argument(
-        "--leader-elect", choices=("true", "false"), help="override leaderElection.leaderElect"
-    )
-    run.add_argument(
-        "--bind-address", default="0.0.0.0", help="address of /healthz, /readyz and /metrics"
-    )
-    run.add_argument(
-        "--port", type=int, default=10251, help="port of the health endpoint (0 picks a free one)"
-    )
-    run.add_argument(
-        "--secure-port",
-        type=int,
-        default=None,
-        metavar="N",
-        help="serve /healthz, /livez, /readyz and /metrics over HTTPS on this port instead of "
-        "--port (kube-scheduler's 10259), /metrics only for tokens the apiserver authorizes "
-        "(TokenReview + SubjectAccessReview: get on /metrics)",
-    )
-    run.add_argument("--tls-cert-file", default="", help="the HTTPS certificate (else self-signed)")
-    run.add_argument("--tls-private-key-file", default="", help="the key of --tls-cert-file")
-    run.add_argument(
-        "--plugin-timeout",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="the longest the plugins of one extension point may take for a pod (the "
-        "scheduling cycle's Filter and Score points together, then PostFilter, Reserve, "
-        "Permit, PreBind, Bind, PostBind each) before that pod's attempt ends with an Error "
-        "naming the plugin (0: no limit; default 30)",
-    )
-    run.set_defaults(func=cmd_run)
-
-    plugins = commands.add_parser("plugins", help="list the installed plugins")
-    plugins.add_argument("-o", "--output", choices=("table", "json"), default="table")
-    plugins.set_defaults(func=cmd_plugins)
+    run_cli.register_commands(commands)
+    plugins_cli.register_commands(commands)
     scaffold.register_commands(commands)
-
-    config = commands.add_parser("config", help="check or show a configuration")
-    config_commands = config.add_subparsers(dest="config_command", required=True, metavar="ACTION")
-    validate = config_commands.add_parser("validate", help="report every error in a config file")
-    validate.add_argument("file", help="a KubeSchedulerConfiguration file")
-    validate.set_defaults(func=cmd_config_validate)
-    show = config_commands.add_parser("show", help="the effective profiles, plugin order, weights")
-    show.add_argument(
-        "file", nargs="?", help="a KubeSchedulerConfiguration file (default: the default profile)"
-    )
-    show.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
-    show.set_defaults(func=cmd_config_show)
+    config_commands = config_cli.register_commands(commands)
     _describe(commands)
     _describe(config_commands)
     return parser
@@ -355,7 +108,7 @@ def main(
         out.flush()
         return code
     except KubeschedError as exc:
-        _warn_all(getattr(exc, "warnings", ()), err)
+        warn_all(getattr(exc, "warnings", ()), err)
         print(f"error: {exc}", file=err)
         return EXIT_USAGE
     except KeyboardInterrupt:

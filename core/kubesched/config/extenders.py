@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kubesched.config.durations import parse_duration
 from kubesched.errors import FieldError
 
 if TYPE_CHECKING:
@@ -79,7 +80,6 @@ class Extender:
 
 
 def _duration(value: Any) -> float:
-    from kubesched.config.decode import parse_duration
 
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value) / 1e9  # a bare number is Go's nanoseconds
