@@ -89,7 +89,9 @@ def _objects(documents: list[Any]) -> Iterator[tuple[str, Any]]:
 
 
 def _describe(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping):
+        meta = {}
     name = meta.get("name", "?")
     namespace = meta.get("namespace")
     return f"{obj.get('kind', '?')} {f'{namespace}/' if namespace else ''}{name}"

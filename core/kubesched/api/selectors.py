@@ -373,7 +373,7 @@ def _parse_expressions(
             errors.append(_invalid(item_path, expression, "must be an object"))
             continue
         operator = expression.get("operator")
-        if operator not in operators:
+        if not isinstance(operator, str) or operator not in operators:
             errors.append(_not_supported(_child(item_path, "operator"), operator, operators))
             continue
         requirement = _new_requirement(

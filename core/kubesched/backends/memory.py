@@ -116,7 +116,7 @@ class InMemoryBackend:
                 )
             if node_name not in self.nodes:
                 raise BindError(f'node "{node_name}" not found')
-            raw = copy.deepcopy(current.raw)
+            raw = dict(copy.deepcopy(current.raw))
             raw.setdefault("spec", {})["nodeName"] = node_name
             bound = Pod(raw)
             self.pods[pod.uid] = bound
@@ -288,7 +288,7 @@ class InMemoryBackend:
             current = self.pods.get(pod.uid)
             if current is None:
                 return False
-            raw = copy.deepcopy(current.raw)
+            raw = dict(copy.deepcopy(current.raw))
             status = raw.setdefault("status", {})
             if conditions:
                 # Each replaces the condition of its type in place, or is added at the end.

@@ -533,9 +533,9 @@ class Framework:
             status = self.run_pre_filter_extension_add_pod(state_with, pod, other, info_with)
             if not status.is_success():
                 return status
-        status = self.run_filter(state_with, pod, info_with)
-        if status is not None:
-            return status
+        rejected = self.run_filter(state_with, pod, info_with)
+        if rejected is not None:
+            return rejected
         return self.run_filter(state, pod, node_info)
 
     def run_post_filter(

@@ -1,3 +1,4 @@
+# mypy: disable-error-code="empty-body"
 """The extension points: one hookspec per point of kube-scheduler's Scheduling Framework.
 
 Plugins implement any subset with ``@kubesched.hookimpl`` methods on their plugin object. The

@@ -70,11 +70,10 @@ def pod_requests(pod: Pod, non_zero: bool = False) -> dict[str, int]:
         memo = None
     if memo is None or memo[0] != id(pod):
         memo = (id(pod), None, None)
-    index = 2 if non_zero else 1
-    known = memo[index]
+    known = memo[2] if non_zero else memo[1]
     if known is None:
         known = compute_pod_requests(pod, non_zero)
-        memo = (memo[0], known, memo[2]) if index == 1 else (memo[0], memo[1], known)
+        memo = (memo[0], memo[1], known) if non_zero else (memo[0], known, memo[2])
         try:
             pod._requests_memo = memo
         except AttributeError:  # not a kubesched Pod (a test double): nothing to remember on

@@ -145,11 +145,11 @@ class ExtenderService:
                     "NodeNames: this extender keeps no node cache (nodeCacheCapable needs "
                     "`kubesched extender serve --kubeconfig`)"
                 )
-            infos = [snapshot.get(name) for name in names]
-            unknown = [n for n, info in zip(names, infos, strict=True) if info is None]
+            known = [snapshot.get(name) for name in names]
+            unknown = [n for n, info in zip(names, known, strict=True) if info is None]
             if unknown:
                 raise UnknownNodes(f"unknown node(s) {', '.join(unknown)}: not in the node cache")
-            return infos, []  # type: ignore[return-value]
+            return [info for info in known if info is not None], []
         items = (
             (args.get("Nodes") or {}).get("items")
             if isinstance(args.get("Nodes"), Mapping)
@@ -159,7 +159,7 @@ class ExtenderService:
             return [], []
         if not isinstance(items, list):
             raise BadRequest("Nodes must be a NodeList (an object with a list of items)")
-        infos = []
+        infos: list[NodeInfo] = []
         for item in items:
             try:
                 node = Node(item)
@@ -514,7 +514,7 @@ class ExtenderServer:
 
     @property
     def url(self) -> str:
-        host = self._server.server_address[0]
+        host = str(self._server.server_address[0])
         return f"{self.scheme}://{host}:{self.port}"
 
     def start(self) -> ExtenderServer:

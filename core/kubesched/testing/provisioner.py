@@ -71,22 +71,25 @@ class TestProvisioner:
         classes = {
             c.metadata.name: c
             for c in self.storage.list_storage_class().items
-            if c.provisioner == self.name
+            if c.provisioner == self.name and c.metadata is not None
         }
         made = []
         for claim in self.core.list_persistent_volume_claim_for_all_namespaces().items:
-            key = f"{claim.metadata.namespace}/{claim.metadata.name}"
-            node_name = (claim.metadata.annotations or {}).get(ANN_SELECTED_NODE)
+            meta, spec = claim.metadata, claim.spec
+            if meta is None or spec is None:
+                continue
+            key = f"{meta.namespace}/{meta.name}"
+            node_name = (meta.annotations or {}).get(ANN_SELECTED_NODE)
             if (
-                claim.spec.storage_class_name not in classes
+                spec.storage_class_name not in classes
                 or not node_name
-                or claim.spec.volume_name
+                or spec.volume_name
                 or key in self.provisioned
             ):
                 continue
             node = self.core.read_node(node_name)
-            pv = self._volume(claim, classes[claim.spec.storage_class_name], node)
-            self.core.create_persistent_volume(pv)
+            pv = self._volume(claim, classes[spec.storage_class_name], node)
+            self.core.create_persistent_volume(pv)  # type: ignore[arg-type]  # a raw manifest
             self.provisioned[key] = pv["metadata"]["name"]
             made.append(pv["metadata"]["name"])
         return made

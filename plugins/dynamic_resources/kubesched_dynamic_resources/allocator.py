@@ -791,12 +791,12 @@ class _Allocation:
                             expressions.append(dict(requirement))
         if not fields and not expressions:
             return None
-        term: dict[str, Any] = {}
+        merged: dict[str, Any] = {}
         if expressions:
-            term["matchExpressions"] = expressions
+            merged["matchExpressions"] = expressions
         if fields:
-            term["matchFields"] = fields
-        return {"nodeSelectorTerms": [term]}
+            merged["matchFields"] = fields
+        return {"nodeSelectorTerms": [merged]}
 
 
 def _contains(requirements: list[dict[str, Any]], requirement: Mapping[str, Any]) -> bool:

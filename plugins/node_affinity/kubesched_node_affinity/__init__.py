@@ -242,7 +242,7 @@ class NodeAffinity:
         self, pod: Pod, old: Node | None, new: Node | None
     ) -> QueueingHint:
         """Queue only when the node now matches and (on update) did not before."""
-        if unreadable(old, new, Node):
+        if unreadable(old, new, Node) or new is None:  # (the second test narrows the type)
             return QueueingHint.QUEUE  # unexpected objects: retry rather than strand the pod
         added = self.args.added_node_selector
         if added is not None and not added.matches(new):

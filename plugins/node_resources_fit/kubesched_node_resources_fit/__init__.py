@@ -312,7 +312,7 @@ class NodeResourcesFit:
         self, pod: Pod, old: Node | None, new: Node | None
     ) -> QueueingHint:
         """Queue when the pod fits the node and, on an update, a requested resource grew."""
-        if unreadable(old, new, Node):
+        if unreadable(old, new, Node) or new is None:  # (the second test narrows the type)
             return QueueingHint.QUEUE
         if not _fits(pod, new):
             return QueueingHint.SKIP

@@ -139,7 +139,7 @@ def _parse_shape(shape: Any, errors: list[FieldError]) -> list[tuple[int, int]]:
     if not isinstance(shape, list) or not shape:
         errors.append(FieldError("shape", "Required value: at least one point must be specified"))
         return []
-    points = []
+    points: list[tuple[int, int]] = []
     for i, point in enumerate(shape):
         path = f"shape[{i}]"
         if not isinstance(point, Mapping):

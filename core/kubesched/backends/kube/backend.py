@@ -153,7 +153,7 @@ class KubernetesBackend:
     def start(self, handler: EventHandler, sync_timeout: float | None = None) -> None:
         """Start both informers; return once both have listed (or ``sync_timeout`` passed)."""
         self._handler = handler
-        common = {
+        common: dict[str, Any] = {
             "watch_seconds": self.watch_seconds,
             "inactivity_seconds": self.inactivity_seconds,
         }

@@ -90,7 +90,7 @@ class TokenFile:
         }
         configuration.api_key_prefix.pop("authorization", None)
         refresh(configuration)
-        configuration.refresh_api_key_hook = refresh
+        configuration.refresh_api_key_hook = refresh  # type: ignore[assignment]  # typed None
 
 
 def _trim_token(configuration: client.Configuration) -> None:

@@ -128,7 +128,7 @@ class Informer(Generic[T]):
         token: str | None = None
         resource_version = ""
         while True:
-            query = [("limit", self.page_size)]
+            query: list[tuple[str, str | int]] = [("limit", self.page_size)]
             if token:
                 query.append(("continue", token))
             if self.field_selector:
