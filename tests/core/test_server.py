@@ -121,6 +121,17 @@ def test_other_requests(server: HealthServer, method: str, path: str, status: in
     assert request(server, path, method).status == status
 
 
+def test_a_get_with_a_body_is_refused_with_413(server: HealthServer):
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    try:
+        connection.request("GET", "/healthz", body=b"hello", headers={"Content-Length": "5"})
+        response = connection.getresponse()
+        assert (response.status, response.read()) == (413, b"no request body accepted\n")
+    finally:
+        connection.close()
+    assert request(server, "/healthz").status == 200  # and the server goes on serving
+
+
 @pytest.mark.parametrize(
     "broken",
     ["ready", "healthy", "metrics"],

@@ -289,7 +289,13 @@ class HealthServer:
             body = f"{method} not allowed\n".encode()
             return HTTPStatus.METHOD_NOT_ALLOWED, body, _TEXT, method, ["Allow: GET"]
         if headers.get("content-length", "0") not in ("", "0") or "transfer-encoding" in headers:
-            return HTTPStatus.REQUEST_ENTITY_TOO_LARGE, b"no request body accepted\n", _TEXT, method, []
+            return (
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                b"no request body accepted\n",
+                _TEXT,
+                method,
+                [],
+            )
         try:
             return (*self._endpoint(path, headers), method, [])
         except Exception as e:
