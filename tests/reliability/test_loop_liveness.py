@@ -52,7 +52,7 @@ def test_a_cycle_that_raises_is_an_error_for_its_pod_and_the_loop_goes_on() -> N
 
     scheduler.cache.assume_pod = assume_once_refused
     attempts = []
-    scheduler.on_attempt = lambda attempt, _seconds: attempts.append(attempt)
+    scheduler.observe_attempts(lambda attempt, _seconds: attempts.append(attempt))
     scheduler.start()
     stop = threading.Event()
     loop = threading.Thread(target=scheduler.run, args=(stop, 0.05), daemon=True)

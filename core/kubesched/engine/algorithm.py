@@ -13,6 +13,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from kubesched.api.objects import Pod
 from kubesched.engine.extender import (
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "NO_NODES_AVAILABLE",
+    "CycleObserver",
     "Diagnosis",
     "FitError",
     "ScheduleResult",
@@ -52,6 +54,32 @@ _CODE_NAMES = {
 }
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+class CycleObserver(Protocol):
+    """Sees the algorithm's steps in each scheduling cycle without changing them (``kubesched
+    explain`` records with one). Cycles run one at a time on the scheduling thread."""
+
+    def cycle_began(self, fw: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> None:
+        """The cycle of ``pod`` starts, over ``snapshot``."""
+
+    def nodes_filtered(self, feasible: list[NodeInfo], diagnosis: Diagnosis) -> None:
+        """PreFilter, Filter and the filter extenders are done: the feasible nodes, and why
+        the others are not."""
+
+    def extender_filtered(
+        self, name: str, nodes: list[NodeInfo], outcome: FilterResult | ExtenderError
+    ) -> None:
+        """One filter extender answered (or failed) for ``nodes``."""
+
+    def extender_scored(self, name: str, scores: dict[str, int], weight: int) -> None:
+        """One prioritize extender's scores and weight."""
+
+    def cycle_ended(
+        self, state: CycleState, result: ScheduleResult | None, error: Exception | None
+    ) -> None:
+        """The cycle chose ``result``'s node, or ended with ``error`` (a :class:`FitError`,
+        a :class:`CycleError`, or a bug)."""
 
 
 def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int | None) -> int:
@@ -145,14 +173,21 @@ class SchedulingAlgorithm:
         percentage_of_nodes_to_score: int = 0,
         rng: random.Random | None = None,
         extenders: Sequence[HTTPExtender] = (),
+        observe_point: Callable[[str, str, str, float], None] | None = None,
     ) -> None:
+        """``observe_point(extension_point, status_code_name, profile, seconds)``: told of
+        each PreFilter, Filter, PreScore and Score point's duration (the metrics)."""
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.rng = rng or random.Random()
         #: HTTP extenders, in the order kube-scheduler calls them (see kubesched.engine.extender).
         self.extenders = list(extenders)
         self.next_start_node_index = 0
-        #: ``observe(extension_point, status_code_name, profile, seconds)`` for metrics.
-        self.observe: Callable[[str, str, str, float], None] | None = None
+        self.observe = observe_point
+        self._observers: list[CycleObserver] = []
+
+    def add_observer(self, observer: CycleObserver) -> None:
+        """Tell ``observer`` of each cycle's steps from the next cycle on."""
+        self._observers.append(observer)
 
     def _observed(self, point: str, fw: Framework, started: float, status: Status) -> None:
         if self.observe is not None:
@@ -162,6 +197,23 @@ class SchedulingAlgorithm:
         self, fw: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
     ) -> ScheduleResult:
         """The chosen node; raises :class:`FitError` or :class:`CycleError`."""
+        if not self._observers:
+            return self._schedule(fw, state, pod, snapshot)
+        for observer in self._observers:
+            observer.cycle_began(fw, state, pod, snapshot)
+        try:
+            result = self._schedule(fw, state, pod, snapshot)
+        except Exception as exc:
+            for observer in self._observers:
+                observer.cycle_ended(state, None, exc)
+            raise
+        for observer in self._observers:
+            observer.cycle_ended(state, result, None)
+        return result
+
+    def _schedule(
+        self, fw: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
+    ) -> ScheduleResult:
         num_nodes = len(snapshot)
         if num_nodes == 0:
             # kube-scheduler: UnschedulableAndUnresolvable (reason Unschedulable), not an Error.
@@ -179,6 +231,16 @@ class SchedulingAlgorithm:
         )
 
     def find_nodes_that_fit(
+        self, fw: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
+    ) -> tuple[list[NodeInfo], Diagnosis]:
+        """The nodes that pass PreFilter, Filter and the filter extenders, and the diagnosis
+        of the others."""
+        feasible, diagnosis = self._find_nodes_that_fit(fw, state, pod, snapshot)
+        for observer in self._observers:
+            observer.nodes_filtered(feasible, diagnosis)
+        return feasible, diagnosis
+
+    def _find_nodes_that_fit(
         self, fw: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
     ) -> tuple[list[NodeInfo], Diagnosis]:
         diagnosis = Diagnosis()
@@ -264,14 +326,25 @@ class SchedulingAlgorithm:
     def run_extender_filter(
         self, extender: HTTPExtender, pod: Pod, nodes: list[NodeInfo]
     ) -> FilterResult:
-        """One extender's filter call (``kubesched explain`` records it here)."""
-        return extender.filter(pod, nodes)
+        """One extender's filter call, told to the observers."""
+        try:
+            result = extender.filter(pod, nodes)
+        except ExtenderError as err:
+            for observer in self._observers:
+                observer.extender_filtered(extender.name, nodes, err)
+            raise
+        for observer in self._observers:
+            observer.extender_filtered(extender.name, nodes, result)
+        return result
 
     def run_extender_prioritize(
         self, extender: HTTPExtender, pod: Pod, nodes: list[NodeInfo]
     ) -> tuple[dict[str, int], int]:
-        """One extender's prioritize call (``kubesched explain`` records it here)."""
-        return extender.prioritize(pod, nodes)
+        """One extender's prioritize call, told to the observers."""
+        scores, weight = extender.prioritize(pod, nodes)
+        for observer in self._observers:
+            observer.extender_scored(extender.name, scores, weight)
+        return scores, weight
 
     def _filter(
         self,

@@ -6,18 +6,18 @@ each Score plugin's raw, normalized and weighted score, the totals, the node cho
 once-per-cycle points (PreFilter, PostFilter, PreScore, Reserve, Permit, PreBind, Bind) and the
 outcome with kube-scheduler's message.
 
-How it sees all that without changing a decision: the framework calls plugins one at a time from
-one list per hook, so the recorder puts a recording wrapper around each entry (the scheduler makes
-exactly the same calls, in the profile's order, with the same early stops), and takes over the
-scheduler's algorithm with a subclass that notes the feasible nodes and the pick while making the
-same random draws. The record of a cycle travels in its :class:`~kubesched.CycleState`, so binding
-cycles on other threads add to the right report and what-if copies of the state record nothing.
+How it sees all that without changing a decision: through the engine's public observer hooks —
+the framework tells it of every plugin call after the call (the same calls, in the profile's
+order, with the same early stops), the algorithm of each cycle's steps (feasible nodes,
+extenders, the pick), the scheduler of each attempt's end. The record of a cycle travels in
+its :class:`~kubesched.CycleState`, so binding cycles on other threads add to the right report
+and what-if copies of the state record nothing.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,15 +27,13 @@ from kubesched.engine.algorithm import (
     Diagnosis,
     FitError,
     ScheduleResult,
-    SchedulingAlgorithm,
 )
 from kubesched.engine.extender import (
     MAX_EXTENDER_PRIORITY,
     ExtenderError,
     FilterResult,
-    HTTPExtender,
 )
-from kubesched.engine.runtime import MAX_NODE_SCORE, Framework, PluginCall
+from kubesched.engine.runtime import MAX_NODE_SCORE, Framework
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodeinfo import NodeInfo
 from kubesched.framework.results import PostFilterResult, PreFilterResult
@@ -43,7 +41,7 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
-    from scheduler import Attempt, Scheduler
+    from kubesched.engine.scheduler import Attempt, Scheduler
 
 __all__ = [
     "EXCLUDED",
@@ -381,91 +379,53 @@ class _Recording:
         return None
 
 
-def _recorded(hook: str, plugin: str, call: Callable[..., Any]) -> Callable[..., Any]:
-    """``call`` with its result (or exception) noted in the cycle's report."""
-
-    def recorded(*args: Any) -> Any:
-        recording = args[0].get(_STATE_KEY) if isinstance(args[0], CycleState) else None
-        if recording is None:
-            return call(*args)
-        try:
-            result = call(*args)
-        except Exception as exc:
-            recording.report._note(hook, plugin, args, exc)
-            raise
-        recording.report._note(hook, plugin, args, result)
-        return result
-
-    return recorded
+def _note_call(hook: str, plugin: str, args: tuple[Any, ...], outcome: Any) -> None:
+    """A plugin call's outcome, noted in the report its cycle's state carries (if any)."""
+    recording = args[0].get(_STATE_KEY) if args and isinstance(args[0], CycleState) else None
+    if recording is not None:
+        recording.report._note(hook, plugin, args, outcome)
 
 
-def _instrument(framework: Framework) -> None:
-    # Every call is to be seen: none may be answered from an earlier pod's results.
-    framework.reuse_results = False
-    calls: dict[str, list[PluginCall]] = framework._calls
-    for hook in POINT_NAMES:
-        calls[hook] = [
-            PluginCall(c.plugin, _recorded(hook, c.plugin, c.call), c.weight) for c in calls[hook]
-        ]
+class _CycleRecorder:
+    """The algorithm's observer: opens each cycle's report, notes the feasible nodes, the
+    extenders' answers and the pick (an :class:`~kubesched.engine.algorithm.CycleObserver`)."""
 
-
-class _RecordingAlgorithm(SchedulingAlgorithm):
-    """The scheduler's own algorithm (same rotating index, random source and metrics), noting
-    the feasible nodes and the pick of every cycle."""
-
-    def __init__(self, inner: SchedulingAlgorithm, recorder: ExplainRecorder) -> None:
-        self.__dict__.update(vars(inner))
+    def __init__(self, recorder: ExplainRecorder) -> None:
         self._recorder = recorder
         self._report: CycleReport | None = None
 
-    def schedule(
-        self, fw: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
-    ) -> ScheduleResult:
+    def cycle_began(self, fw: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> None:
         report = self._recorder._begin(fw, pod, snapshot)
         state.write(_STATE_KEY, _Recording(report))
         self._report = report
-        try:
-            result = super().schedule(fw, state, pod, snapshot)
-        except FitError:
-            report.why = "no node fits"
-            report._skipped(state)
-            raise
-        except CycleError as exc:
-            report.why = f"a plugin failed: {exc.status.message()}"
-            raise
-        finally:
-            self._report = None
-        report._scheduled(result, state)
-        return result
 
-    def find_nodes_that_fit(
-        self, fw: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
-    ) -> tuple[list[NodeInfo], Diagnosis]:
-        feasible, diagnosis = super().find_nodes_that_fit(fw, state, pod, snapshot)
+    def nodes_filtered(self, feasible: list[NodeInfo], diagnosis: Diagnosis) -> None:
         if self._report is not None:
             self._report._filtered(feasible, diagnosis)
-        return feasible, diagnosis
 
-    def run_extender_filter(
-        self, extender: HTTPExtender, pod: Pod, nodes: list[NodeInfo]
-    ) -> FilterResult:
-        try:
-            result = super().run_extender_filter(extender, pod, nodes)
-        except ExtenderError as err:
-            if self._report is not None:
-                self._report._extender_filtered(extender.name, nodes, err)
-            raise
+    def extender_filtered(
+        self, name: str, nodes: list[NodeInfo], outcome: FilterResult | ExtenderError
+    ) -> None:
         if self._report is not None:
-            self._report._extender_filtered(extender.name, nodes, result)
-        return result
+            self._report._extender_filtered(name, nodes, outcome)
 
-    def run_extender_prioritize(
-        self, extender: HTTPExtender, pod: Pod, nodes: list[NodeInfo]
-    ) -> tuple[dict[str, int], int]:
-        scores, weight = super().run_extender_prioritize(extender, pod, nodes)
+    def extender_scored(self, name: str, scores: dict[str, int], weight: int) -> None:
         if self._report is not None:
-            self._report._extender_scored(extender.name, scores, weight)
-        return scores, weight
+            self._report._extender_scored(name, scores, weight)
+
+    def cycle_ended(
+        self, state: CycleState, result: ScheduleResult | None, error: Exception | None
+    ) -> None:
+        report, self._report = self._report, None
+        if report is None:
+            return
+        if isinstance(error, FitError):
+            report.why = "no node fits"
+            report._skipped(state)
+        elif isinstance(error, CycleError):
+            report.why = f"a plugin failed: {error.status.message()}"
+        elif result is not None:
+            report._scheduled(result, state)
 
 
 class ExplainRecorder:
@@ -477,21 +437,20 @@ class ExplainRecorder:
         self._lock = threading.Lock()
 
     def attach(self, scheduler: Scheduler) -> ExplainRecorder:
-        """Record ``scheduler``'s cycles from now on (attach before it schedules anything)."""
+        """Record ``scheduler``'s cycles from now on (attach before it schedules anything),
+        through its public observer hooks: every plugin call (``Framework.observe_calls``),
+        the algorithm's steps (``SchedulingAlgorithm.add_observer``) and each attempt's end
+        (``Scheduler.observe_attempts``)."""
         for framework in scheduler.frameworks.values():
-            _instrument(framework)
-        scheduler.algorithm = _RecordingAlgorithm(scheduler.algorithm, self)
-        previous = scheduler.on_attempt
-
-        def on_attempt(attempt: Attempt, seconds: float) -> None:
-            reports = self._by_pod.get(attempt.pod.uid)
-            if reports and not reports[-1].result:
-                reports[-1]._finished(attempt)
-            if previous is not None:
-                previous(attempt, seconds)
-
-        scheduler.on_attempt = on_attempt
+            framework.observe_calls(_note_call, POINT_NAMES)
+        scheduler.algorithm.add_observer(_CycleRecorder(self))
+        scheduler.observe_attempts(self._attempt_ended)
         return self
+
+    def _attempt_ended(self, attempt: Attempt, _seconds: float) -> None:
+        reports = self._by_pod.get(attempt.pod.uid)
+        if reports and not reports[-1].result:
+            reports[-1]._finished(attempt)
 
     def _begin(self, fw: Framework, pod: Pod, snapshot: Snapshot) -> CycleReport:
         with self._lock:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import operator
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_NODE_SCORE",
     "RUNNING_BINDING_PLUGIN",
+    "CallObserver",
     "FilterReuse",
     "Framework",
     "NodeScores",
@@ -72,6 +73,26 @@ class PluginCall:
     plugin: str
     call: Callable[..., Any]
     weight: int = 1
+
+
+#: ``observer(hook, plugin, args, outcome)``: told of one plugin call after it returned, with
+#: what it returned, or the exception it raised (which goes on to the framework as before).
+CallObserver = Callable[[str, str, tuple[Any, ...], Any], None]
+
+
+def _observed_call(
+    hook: str, plugin: str, call: Callable[..., Any], observer: CallObserver
+) -> Callable[..., Any]:
+    def observed(*args: Any) -> Any:
+        try:
+            result = call(*args)
+        except Exception as exc:
+            observer(hook, plugin, args, exc)
+            raise
+        observer(hook, plugin, args, result)
+        return result
+
+    return observed
 
 
 class NodeScores:
@@ -256,6 +277,22 @@ class Framework:
                     )
                 )
         return calls
+
+    def observe_calls(self, observer: CallObserver, hooks: Iterable[str]) -> None:
+        """Tell ``observer`` of every plugin call at ``hooks`` (hookspec names) from now on.
+
+        The calls are the same, in the profile's order with the same early stops; each is
+        followed by one ``observer(hook, plugin, args, outcome)``. Result reuse is turned off,
+        so that no call is answered from an earlier pod's results unseen. ``kubesched explain``
+        records with it; it costs one Python call per plugin call, so the scheduler's hot path
+        (time limits, metrics) does not use it.
+        """
+        self.reuse_results = False
+        for hook in hooks:
+            self._calls[hook] = [
+                PluginCall(c.plugin, _observed_call(hook, c.plugin, c.call, observer), c.weight)
+                for c in self._calls[hook]
+            ]
 
     def running(self) -> tuple[str, str]:
         """The extension point and plugin of the scheduling cycle running now (or last)."""

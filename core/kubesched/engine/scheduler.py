@@ -207,7 +207,8 @@ class Scheduler:
 
         ``record_attempts``: keep each pod's latest :class:`Attempt` in :attr:`attempts` (what
         ``simulate`` and ``explain`` report). ``run`` passes False: a long-running scheduler
-        would otherwise keep every pod it ever saw; ``on_attempt`` sees every attempt anyway."""
+        would otherwise keep every pod it ever saw; :meth:`observe_attempts` sees every attempt
+        anyway."""
         self.config = config
         self.backend = backend
         self.metrics = metrics
@@ -236,10 +237,11 @@ class Scheduler:
             nominator=self.nominator,
         )
         self.algorithm = SchedulingAlgorithm(
-            config.percentage_of_nodes_to_score, self.rng, self.extenders
+            config.percentage_of_nodes_to_score,
+            self.rng,
+            self.extenders,
+            observe_point=metrics.extension_point if metrics is not None else None,
         )
-        if metrics is not None:
-            self.algorithm.observe = metrics.extension_point
         self.handler = SchedulerEventHandler(
             self.cache, self.queue, set(self.frameworks), self.waiting_pods
         )
@@ -258,8 +260,7 @@ class Scheduler:
         #: each binding worker's), by thread id.
         self._runners: dict[int, _CallRunner] = {}
         self._runners_lock = threading.Lock()
-        #: Called after each scheduling attempt (metrics, tests).
-        self.on_attempt: Callable[[Attempt, float], None] | None = None
+        self._attempt_observers: list[Callable[[Attempt, float], None]] = []
         #: The thread running :meth:`run`, when it runs; when its latest cycle began; whether
         #: it returned (asked to stop).
         self.loop_thread: threading.Thread | None = None
@@ -816,8 +817,15 @@ class Scheduler:
         if self.record_attempts:
             with self._attempts_lock:
                 self.attempts[attempt.pod.uid] = attempt
-        if self.on_attempt is not None:
-            self.on_attempt(attempt, time.monotonic() - started)
+        if self._attempt_observers:
+            seconds = time.monotonic() - started
+            for observer in self._attempt_observers:
+                observer(attempt, seconds)
+
+    def observe_attempts(self, observer: Callable[[Attempt, float], None]) -> None:
+        """Call ``observer(attempt, seconds)`` after each scheduling attempt from now on
+        (``run``'s metrics, ``explain``'s record, tests), in the order they were added."""
+        self._attempt_observers.append(observer)
 
 
 def _assumed(pod: Pod, node_name: str) -> Pod:

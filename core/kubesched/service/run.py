@@ -116,7 +116,7 @@ class Service:
             plugin_timeout=options.plugin_timeout or None,
             record_attempts=False,  # nothing reads them; memory stays flat under churn
         )
-        self.scheduler.on_attempt = self._observe
+        self.scheduler.observe_attempts(self._observe)
         secure: dict = {}
         if options.secure:
             secure = {

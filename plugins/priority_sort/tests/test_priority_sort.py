@@ -47,6 +47,6 @@ def test_the_queue_pops_by_priority():
     ]
     scheduler, _ = make_scheduler({NAME: PrioritySort}, profile, [make_node("n1").obj()], pods)
     order = []
-    scheduler.on_attempt = lambda attempt, seconds: order.append(attempt.pod.name)
+    scheduler.observe_attempts(lambda attempt, seconds: order.append(attempt.pod.name))
     run_until_idle(scheduler)
     assert order == ["high", "mid", "low"]
