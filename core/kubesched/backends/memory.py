@@ -93,7 +93,7 @@ class InMemoryBackend:
         self._lock = threading.RLock()
 
     # -- ClusterBackend ----------------------------------------------------------------------
-    def start(self, handler: EventHandler) -> None:
+    def start(self, handler: EventHandler, sync_timeout: float | None = None) -> None:
         with self._lock:
             self._handler = handler
             for node in list(self.nodes.values()):

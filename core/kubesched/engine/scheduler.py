@@ -292,10 +292,7 @@ class Scheduler:
 
         ``sync_timeout`` bounds the wait for the initial lists (backends that list remotely).
         """
-        if sync_timeout is None:
-            self.backend.start(self.handler)
-        else:
-            self.backend.start(self.handler, sync_timeout=sync_timeout)  # type: ignore[call-arg]
+        self.backend.start(self.handler, sync_timeout=sync_timeout)
 
     def run(self, stop: threading.Event | None = None, poll_seconds: float = 1.0) -> None:
         """Schedule until ``stop`` is set (or :meth:`stop` is called).

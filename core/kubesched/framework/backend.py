@@ -8,7 +8,7 @@ implement the same interface, so one scheduler code path serves both.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from kubesched.api.objects import Node, Pod
@@ -66,13 +66,23 @@ class EventHandler(Protocol):
 
 @runtime_checkable
 class ClusterBackend(Protocol):
-    """A cluster the scheduler reads from and writes to."""
+    """A cluster the scheduler reads from and writes to: everything the engine and the
+    Handle call on a backend is declared here."""
 
-    def start(self, handler: EventHandler) -> None:
+    #: Whether every call takes effect at once on the caller's thread (the in-memory backend):
+    #: the Handle then runs background calls inline, which keeps ``simulate`` repeatable.
+    synchronous: bool
+
+    def start(self, handler: EventHandler, sync_timeout: float | None = None) -> None:
         """Deliver every existing node and pod to ``handler``, then keep delivering changes.
 
-        Returns once the initial state has been delivered (caches synced).
+        Returns once the initial state has been delivered (caches synced), or after
+        ``sync_timeout`` seconds for a backend that lists remotely (``None``: its default).
         """
+
+    def lister(self, kind: str) -> Callable[[], list[Mapping[str, Any]]]:
+        """A function listing the cluster's objects of ``kind`` as raw mappings, kept current;
+        asking for a kind the first time makes the backend watch it (``Handle.lister``)."""
 
     def stop(self) -> None:
         """Stop delivering events and release connections."""

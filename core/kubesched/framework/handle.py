@@ -197,10 +197,7 @@ class Handle:
         deliver its cluster events, for kinds that are an ``EventResource``); an empty list when
         the backend has no such objects.
         """
-        lister = getattr(self.backend, "lister", None)
-        if lister is None:
-            return list
-        return lister(kind)  # type: ignore[no-any-return]
+        return self.backend.lister(kind)
 
     def clear_nominated_node_name(self, *pods: Pod) -> list[Exception]:
         """Take each pod's nomination away (kube's ``clearNominatedNodeName``): the nominator
@@ -245,7 +242,7 @@ class Handle:
         """
         if self.background is not None:
             self.background(call)
-        elif getattr(self.backend, "synchronous", False):
+        elif self.backend.synchronous:
             _logged(call, name)
         else:
             threading.Thread(target=_logged, args=(call, name), name=name, daemon=True).start()

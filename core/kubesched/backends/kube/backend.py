@@ -88,6 +88,9 @@ def _pod_path(pod: Pod, sub: str = "") -> str:
 class KubernetesBackend:
     """A cluster reached through kube-apiserver."""
 
+    #: Calls go over the network: background calls run on threads of their own.
+    synchronous = False
+
     def __init__(
         self,
         transport: Transport,
@@ -113,7 +116,7 @@ class KubernetesBackend:
         self._handler: EventHandler | None = None
 
     # -- events in -----------------------------------------------------------------------------
-    def lister(self, kind: str) -> Callable[[], list[dict[str, Any]]]:
+    def lister(self, kind: str) -> Callable[[], list[Mapping[str, Any]]]:
         """Watch ``kind`` from start-up on and list its objects on demand (``Handle.lister``)."""
         if kind not in KIND_PATHS:
             raise ValueError(f"cannot list {kind!r}: known kinds are {', '.join(KIND_PATHS)}")
@@ -134,7 +137,11 @@ class KubernetesBackend:
             if self.nodes is not None:  # asked for after start: start it now
                 self._connect(kind, informer)
                 informer.start()
-        return lambda: list(informer.store.values())
+
+        def listed() -> list[Mapping[str, Any]]:
+            return list(informer.store.values())  # the store in use now (a re-list replaces it)
+
+        return listed
 
     def _connect(self, kind: str, informer: Informer[dict[str, Any]]) -> None:
         """Send ``kind``'s changes to the handler, when plugins can register events for it."""
