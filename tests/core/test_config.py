@@ -1129,3 +1129,61 @@ def test_errors_in_a_file_name_the_file(tmp_path: Path):
     assert str(info.value) == (
         f"{path}: invalid configuration (1 error):\n  parallelism: must be greater than 0, got -1"
     )
+
+
+# -- pluginConfig args' type meta (kube's PluginConfig.decodeNestedObjects) ----------------------
+def _args(name: str, **args: Any) -> dict[str, Any]:
+    enable = plugins(multiPoint={"enabled": enabled(name)}) if name == "Custom" else {}
+    return config(profile(pluginConfig=[{"name": name, "args": args}], **enable))
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        pytest.param(
+            _args("DefaultPreemption", apiVersion=V1, kind="InterPodAffinityArgs"),
+            [
+                "profiles[0].pluginConfig[0].args: args for plugin DefaultPreemption were not of "
+                "type DefaultPreemptionArgs.kubescheduler.config.k8s.io, got "
+                "InterPodAffinityArgs.kubescheduler.config.k8s.io"
+            ],
+            id="kind-of-another-plugin",
+        ),
+        pytest.param(
+            _args("NodeResourcesFit", apiVersion="example.com/v1", kind="NodeResourcesFitArgs"),
+            [
+                "profiles[0].pluginConfig[0].args: args for plugin NodeResourcesFit were not of "
+                "type NodeResourcesFitArgs.kubescheduler.config.k8s.io, got "
+                "NodeResourcesFitArgs.example.com"
+            ],
+            id="another-group",
+        ),
+        pytest.param(
+            _args("NodeResourcesFit", apiVersion="kubescheduler.config.k8s.io/v9"),
+            [
+                "profiles[0].pluginConfig[0].args: decoding args for plugin NodeResourcesFit: no "
+                'kind "NodeResourcesFitArgs" is registered for version '
+                '"kubescheduler.config.k8s.io/v9"'
+            ],
+            id="unknown-version",
+        ),
+    ],
+)
+def test_args_type_meta_must_name_the_plugins_args(data: Any, expected: list[str]) -> None:
+    assert errors_of(data) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "meta"),
+    [
+        ("DefaultPreemption", {"apiVersion": V1, "kind": "DefaultPreemptionArgs"}),
+        ("DefaultPreemption", {"kind": "DefaultPreemptionArgs"}),
+        ("DefaultPreemption", {"apiVersion": V1}),
+        # kube has no args type for a plugin of its own: its type meta is the plugin's business
+        ("Custom", {"apiVersion": "example.com/v1", "kind": "Whatever"}),
+    ],
+    ids=["full", "kind-only", "version-only", "out-of-tree"],
+)
+def test_matching_type_meta_is_accepted_and_dropped(name: str, meta: dict[str, str]) -> None:
+    cfg = parse(_args(name, **meta, minCandidateNodesAbsolute=5))
+    assert cfg.profiles[0].plugin_args[name] == {"minCandidateNodesAbsolute": 5}

@@ -15,7 +15,12 @@ from typing import Any
 
 from kubesched.config.defaults import MULTI_POINT
 from kubesched.config.durations import parse_duration
-from kubesched.config.types import API_GROUP, ClientConnection, LeaderElection
+from kubesched.config.types import (
+    API_GROUP,
+    DEPRECATED_API_VERSIONS,
+    ClientConnection,
+    LeaderElection,
+)
 from kubesched.errors import FieldError
 from kubesched.framework.hookspecs import EXTENSION_POINTS
 
@@ -88,6 +93,21 @@ _TLS_FIELDS = {
 _MANAGED_RESOURCE_FIELDS = {"name": "string", "ignoredByScheduler": "boolean"}
 #: Plugin args carry their own type meta in kube files (``kind: NodeResourcesFitArgs``); dropped.
 _ARGS_TYPE_META = ("apiVersion", "kind")
+#: The plugins whose args kube-scheduler v1.37 has a registered type for (``<Name>Args`` in
+#: ``kubescheduler.config.k8s.io``): only their type meta is checked, as kube's
+#: ``PluginConfig.decodeNestedObjects`` skips the args of plugins it has no type for.
+KUBE_ARGS_PLUGINS = frozenset(
+    {
+        "DefaultPreemption",
+        "DynamicResources",
+        "InterPodAffinity",
+        "NodeAffinity",
+        "NodeResourcesBalancedAllocation",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "VolumeBinding",
+    }
+)
 
 
 def show(value: Any) -> str:
@@ -415,9 +435,36 @@ class _Decoder:
                 self.error(f"{item_path}.args", f"must be a mapping, got {show(args)}")
                 args = {}
             if name:
+                self.args_type_meta(name, args, f"{item_path}.args")
                 args = {k: v for k, v in args.items() if k not in _ARGS_TYPE_META}
                 out.append(PluginConfigSpec(name=name, args=args, path=item_path))
         return out
+
+    def args_type_meta(self, name: str, args: Mapping[str, Any], path: str) -> None:
+        """A kube plugin's args that name their type must name ``<Name>Args`` of this API
+        group (kube: ``args for plugin X were not of type XArgs.kubescheduler.config.k8s.io,
+        got …``); a version the group does not have is refused too."""
+        if name not in KUBE_ARGS_PLUGINS or not any(key in args for key in _ARGS_TYPE_META):
+            return
+        want_kind = f"{name}Args"
+        api_version = args.get("apiVersion", f"{API_GROUP}/v1")
+        kind = args.get("kind", want_kind)
+        if not isinstance(api_version, str) or not isinstance(kind, str):
+            self.error(path, f"apiVersion and kind must be strings, got {show(api_version)}")
+            return
+        group = api_version.rpartition("/")[0]
+        if (kind, group) != (want_kind, API_GROUP):
+            self.error(
+                path,
+                f"args for plugin {name} were not of type {want_kind}.{API_GROUP}, "
+                f"got {kind}.{group}",
+            )
+        elif api_version not in (f"{API_GROUP}/v1", *DEPRECATED_API_VERSIONS):
+            self.error(
+                path,
+                f'decoding args for plugin {name}: no kind "{kind}" is registered for '
+                f'version "{api_version}"',
+            )
 
 
 def decode(data: Mapping[str, Any], api_version: str) -> tuple[DecodedConfig, list[FieldError]]:
