@@ -657,33 +657,46 @@ ERROR_CASES = [
     # strict decoding
     pytest.param(
         config(profile(), parallelizm=3),
-        [f"parallelizm: unknown field; allowed: {TOP_FIELDS}"],
+        [f'parallelizm: unknown field (did you mean "parallelism"?); allowed: {TOP_FIELDS}'],
         id="unknown-top-level-field",
     ),
     pytest.param(
         config(profile(**plugins(filter={"enabledd": enabled("NodeName")}))),
-        ["profiles[0].plugins.filter.enabledd: unknown field; allowed: enabled, disabled"],
+        [
+            'profiles[0].plugins.filter.enabledd: unknown field (did you mean "enabled"?); '
+            "allowed: enabled, disabled"
+        ],
         id="unknown-plugin-set-field",
     ),
     pytest.param(
         config(profile(**plugins(filterr={}))),
-        [f"profiles[0].plugins.filterr: unknown field; allowed: {POINTS}, multiPoint"],
+        [
+            'profiles[0].plugins.filterr: unknown field (did you mean "filter"?); '
+            f"allowed: {POINTS}, multiPoint"
+        ],
         id="unknown-extension-point",
     ),
     pytest.param(
         config(profile(**plugins(score={"enabled": [{"name": "Custom", "wieght": 2}]}))),
-        ["profiles[0].plugins.score.enabled[0].wieght: unknown field; allowed: name, weight"],
+        [
+            'profiles[0].plugins.score.enabled[0].wieght: unknown field (did you mean "weight"?); '
+            "allowed: name, weight"
+        ],
         id="unknown-plugin-entry-field",
     ),
     pytest.param(
         config(profile(pluginConfig=[{"name": "NodeName", "arg": {}}])),
-        ["profiles[0].pluginConfig[0].arg: unknown field; allowed: name, args"],
+        [
+            'profiles[0].pluginConfig[0].arg: unknown field (did you mean "args"?); '
+            "allowed: name, args"
+        ],
         id="unknown-pluginConfig-field",
     ),
     pytest.param(
         config(profile(schedulername="x")),
         [
-            "profiles[0].schedulername: unknown field; allowed: schedulerName, "
+            'profiles[0].schedulername: unknown field (did you mean "schedulerName"?); '
+            "allowed: schedulerName, "
             "percentageOfNodesToScore, plugins, pluginConfig"
         ],
         id="unknown-profile-field",
@@ -691,7 +704,8 @@ ERROR_CASES = [
     pytest.param(
         config(profile(), leaderElection={"leaderElection": True}),
         [
-            "leaderElection.leaderElection: unknown field; allowed: leaderElect, "
+            'leaderElection.leaderElection: unknown field (did you mean "leaderElect"?); '
+            "allowed: leaderElect, "
             "leaseDuration, renewDeadline, retryPeriod, resourceLock, resourceName, "
             "resourceNamespace"
         ],
@@ -1001,7 +1015,8 @@ def test_every_error_is_reported_at_once():
     )
     assert errors_of(data) == [
         'parallelism: must be an integer, got "x"',
-        "profiles[0].plugins.filter.enabledd: unknown field; allowed: enabled, disabled",
+        'profiles[0].plugins.filter.enabledd: unknown field (did you mean "enabled"?); '
+        "allowed: enabled, disabled",
         f'profiles[0].plugins.score.enabled[0]: unknown plugin "Nope"; installed: {INSTALLED}',
         'profiles[1].schedulerName: duplicate "a" (first used by profiles[0])',
     ]

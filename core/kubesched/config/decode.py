@@ -8,8 +8,9 @@ validates it when the profile is built).
 
 from __future__ import annotations
 
+import difflib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,6 +111,15 @@ KUBE_ARGS_PLUGINS = frozenset(
 )
 
 
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean "X"?)`` for the closest of ``known`` to a misspelt ``name``, else ``""``."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+    if not close:  # a case slip ("nodename") is a near miss too
+        by_case = {k.lower(): k for k in known}
+        close = [by_case[name.lower()]] if name.lower() in by_case else []
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
 def show(value: Any) -> str:
     """A value as an error message quotes it: JSON for scalars, the kind for collections."""
     if isinstance(value, Mapping):
@@ -206,7 +216,10 @@ class _Decoder:
             return None
         for key in value:
             if key not in allowed:
-                self.error(child(path, key), f"unknown field; allowed: {', '.join(allowed)}{hint}")
+                near = did_you_mean(str(key), allowed)
+                self.error(
+                    child(path, key), f"unknown field{near}; allowed: {', '.join(allowed)}{hint}"
+                )
         return value
 
     def items(self, value: Any, path: str) -> list[tuple[str, Any]]:

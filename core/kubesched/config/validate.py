@@ -8,10 +8,9 @@ point they do not implement. A plugin is imported only when the merged profile u
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Sequence
 
-from kubesched.config.decode import DecodedConfig, PluginEntry, ProfileSpec
+from kubesched.config.decode import DecodedConfig, PluginEntry, ProfileSpec, did_you_mean
 from kubesched.config.defaults import DEFAULT_DISTRIBUTIONS, MULTI_POINT, default_plugin_sets
 from kubesched.config.extenders import apply_ignored_resources, decode_extenders
 from kubesched.config.merge import expand_multi_point, merge_plugins
@@ -31,15 +30,6 @@ __all__ = ["build_configuration"]
 #: above ``retryPeriod × JitterFactor`` (kubesched.service.leaderelection jitters its tries by it
 #: too).
 LEADER_ELECTION_JITTER_FACTOR = 1.2
-
-
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """`` (did you mean "X"?)`` for the closest of ``known`` to a misspelt ``name``, else ``""``."""
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
-    if not close:  # a case slip ("nodename") is a near miss too
-        by_case = {k.lower(): k for k in known}
-        close = [by_case[name.lower()]] if name.lower() in by_case else []
-    return f' (did you mean "{close[0]}"?)' if close else ""
 
 
 class _Resolver:
