@@ -5,8 +5,8 @@ kube-scheduler saw, and the whole file through both schedulers, compared on inva
 kube-scheduler and decides each with kubesched over every node of the same state
 (``replay.py``); ``test_whole_run[…]`` creates the same scenario's pods at once and checks both
 placements (``whole_run.py``, ``invariants.py``). Sizes: ``KUBESCHED_PARITY_MEDIUM`` scenarios
-(default 1) of ``KUBESCHED_PARITY_MEDIUM_NODES`` nodes (default 120) and
-``KUBESCHED_PARITY_MEDIUM_PODS`` pods (default 100), from ``KUBESCHED_PARITY_SEED``.
+(default 1) of ``KUBESCHED_PARITY_MEDIUM_NODES`` nodes (default 150) and
+``KUBESCHED_PARITY_MEDIUM_PODS`` pods (default 120), from ``KUBESCHED_PARITY_SEED``.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ class MediumSettings:
         values = {}
         for field, name, default in (
             ("scenarios", "KUBESCHED_PARITY_MEDIUM", 1),
-            ("nodes", "KUBESCHED_PARITY_MEDIUM_NODES", 120),
-            ("pods", "KUBESCHED_PARITY_MEDIUM_PODS", 100),
+            ("nodes", "KUBESCHED_PARITY_MEDIUM_NODES", 150),
+            ("pods", "KUBESCHED_PARITY_MEDIUM_PODS", 120),
         ):
             text = os.environ.get(name) or str(default)
             if not text.isdigit():
