@@ -13,7 +13,7 @@ read only the manifests and a placement (pod name -> node name, or ``None``), no
 - :func:`anti_affinity_violations`: no placed pod shares a domain with a pod its required
   anti-affinity terms select (either way round: the existing pod's terms count too).
 - :func:`over_capacity`: per node, the cpu, memory and pod count requested do not exceed the
-  node's allocatable.
+  node's allocatable, and no host port has two holders.
 """
 
 from __future__ import annotations
@@ -151,14 +151,22 @@ def _requests(pod: Mapping[str, Any]) -> tuple[int, int]:
 
 
 def over_capacity(scenario: Scenario, placement: Placement) -> list[str]:
-    """Nodes whose pods request more cpu, memory or pods than the node allocates."""
+    """Nodes whose pods request more cpu, memory or pods than the node allocates, or hold a
+    host port twice."""
     used: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    ports: Counter[tuple[str, str, int]] = Counter()
     for pod, node in placed_pods(scenario, placement):
+        for container in pod["spec"]["containers"]:
+            for port in container.get("ports") or ():
+                if port.get("hostPort"):
+                    ports[node, port.get("protocol", "TCP"), port["hostPort"]] += 1
         cpu, memory = _requests(pod)
         used[node][0] += cpu
         used[node][1] += memory
         used[node][2] += 1
-    problems = []
+    problems = [
+        f"{n}: host port {p}/{proto} held {k} times" for (n, proto, p), k in ports.items() if k > 1
+    ]
     for node in scenario.nodes:
         name = node["metadata"]["name"]
         allocatable = node["status"]["allocatable"]

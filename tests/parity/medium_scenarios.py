@@ -5,16 +5,17 @@ names, logical namespaces, pods in creation order), shaped so that each pod's ou
 compared by replay (``replay.py``) and a whole run by invariants (``invariants.py``):
 
 - nodes in three zones with random disk types, tiers and pools; a tenth tainted
-  ``dedicated=infra:NoSchedule``, a few cordoned; a pool of small nodes (2 cpu) labelled
-  ``node-class: small`` and tainted ``node-class=small:NoSchedule``, kept for the ``filler``
-  pods;
+  ``dedicated=infra:NoSchedule``, a few ``example.com/flaky:PreferNoSchedule``, a few
+  cordoned; a pool of small nodes (2 cpu) labelled ``node-class: small`` and tainted
+  ``node-class=small:NoSchedule``, kept for the ``filler`` pods;
 - bound pods (``app: legacy`` and a few ``app: db`` in one zone only), light requests;
 - the pods to schedule, as replicas of workloads (each with a ReplicaSet, so that the system
   default spreading applies), interleaved: ``web`` (zone spread ``maxSkew: 1``
   ``DoNotSchedule`` and hostname spread ``ScheduleAnyway``), ``front`` (required hostname
   anti-affinity to itself, on the few ``tier: 9`` nodes, so that some replicas find no node),
   ``cache`` (required zone affinity to ``app: db``), ``batch`` (varied requests up to 6 cpu,
-  tolerations, preferred node affinity, images, any of the three profiles), ``filler``
+  tolerations, preferred node affinity, a disk type or ``tier Gt 4`` required, host port
+  8080, images, any of the three profiles), ``filler``
   (1 cpu each on the small pool, more replicas than it holds) and ``stray`` (a selector no
   node matches, or 64 cpu).
 
@@ -42,6 +43,7 @@ from parity_scenarios import (
 __all__ = [
     "APP_LABEL",
     "FILLER_CPU",
+    "HOST_PORT",
     "SMALL_CLASS",
     "WORKLOADS",
     "generate_medium",
@@ -52,6 +54,8 @@ ZONES = ["zone-a", "zone-b", "zone-c"]
 #: The label and taint of the small pool, which only ``filler`` pods select and tolerate.
 SMALL_CLASS = "node-class"
 SMALL_CPU = "2"
+#: The host port some ``batch`` pods ask for (NodePorts: one holder per node).
+HOST_PORT = 8080
 FILLER_CPU = "1"
 WORKLOADS = ("web", "front", "cache", "batch", "filler", "stray")
 #: The share of each workload among the pods to schedule.
@@ -101,6 +105,8 @@ def _node(rng: random.Random, name: str, *, small: bool) -> dict[str, Any]:
         cpu, memory = rng.choice(["4", "8", "16"]), rng.choice(["8Gi", "16Gi", "32Gi"])
         if rng.random() < 0.1:
             spec["taints"] = [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]
+        elif rng.random() < 0.06:
+            spec["taints"] = [{"key": "example.com/flaky", "effect": "PreferNoSchedule"}]
         if rng.random() < 0.04:
             spec["unschedulable"] = True
     resources = {"cpu": cpu, "memory": memory, "pods": "110"}
@@ -208,6 +214,14 @@ def _pod(rng: random.Random, name: str, app: str) -> dict[str, Any]:
             }
         if rng.random() < 0.25:
             spec["nodeSelector"] = {"disktype": rng.choice(["ssd", "hdd"])}
+        elif rng.random() < 0.2:
+            tier = {"key": "tier", "operator": "Gt", "values": ["4"]}
+            spec.setdefault("affinity", {})["nodeAffinity"] = {
+                **spec.get("affinity", {}).get("nodeAffinity", {}),
+                _REQUIRED: {"nodeSelectorTerms": [{"matchExpressions": [tier]}]},
+            }
+        if rng.random() < 0.2:
+            container["ports"] = [{"containerPort": HOST_PORT, "hostPort": HOST_PORT}]
     elif app == "filler":
         cpu, memory = FILLER_CPU, "256Mi"
         spec["nodeSelector"] = {SMALL_CLASS: "small"}

@@ -5,6 +5,7 @@ kube-scheduler that samples (kubesched with the profile as it is)."""
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -304,7 +305,9 @@ def test_replay_agrees_with_a_reference_that_samples():
     stands in for kube-scheduler: every pod must agree by the replay rules with kubesched
     scoring every node, and some pods must have been sampled (else this proves nothing)."""
     registry = Registry.installed()
-    scenario = generate_medium(0, 0, 150, 24)
+    scenario = generate_medium(0, 0, 150, 80)
+    stray = [p for p in scenario.pods[20:] if p["metadata"]["labels"]["app"] == "stray"]
+    scenario = replace(scenario, pods=scenario.pods[:20] + stray[:2])
     sampling = {name: kubesched_config(registry, name) for name in SCHEDULER_NAMES}
     every_node = full_evaluation_configs(registry)
     bound = [_stored(p, f"b{i}") for i, p in enumerate(scenario.bound_pods)]
@@ -328,3 +331,14 @@ def test_replay_agrees_with_a_reference_that_samples():
             bound.append(_bound(pod, reference.node))
     assert CHECK_FEASIBLE in checks and CHECK_MESSAGE in checks
     assert {CHECK_TOP_UNIQUE, CHECK_TOP_TIE} & set(checks)
+
+
+def test_a_host_port_has_one_holder_per_node():
+    pods = [_pod(f"p{i}", "y", cpu="100m") for i in range(2)]
+    for pod in pods:
+        pod["spec"]["containers"][0]["ports"] = [{"containerPort": 8080, "hostPort": 8080}]
+    scenario = Scenario("s", _NODES, [], pods)
+    assert over_capacity(scenario, {"p0": "a1", "p1": "a2"}) == []
+    assert over_capacity(scenario, {"p0": "a1", "p1": "a1"}) == [
+        "a1: host port 8080/TCP held 2 times"
+    ]
