@@ -41,12 +41,18 @@ from kubesched.config import SchedulerConfiguration, parse_config
 from kubesched.registry import Registry
 
 __all__ = [
+    "CHECK_FEASIBLE",
+    "CHECK_GATED",
+    "CHECK_MESSAGE",
+    "CHECK_TOP_TIE",
+    "CHECK_TOP_UNIQUE",
     "FEASIBLE",
     "MediumStats",
     "ReplayComparison",
     "compare_replay",
     "deciding_with",
     "full_evaluation_configs",
+    "replay_comparisons",
     "sampled",
 ]
 
