@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 import pytest
 from kubernetes import client
 from parity_runner import PROFILE, ParitySettings, ParityStats, ReferenceRunner, RunError
+from replay import MediumStats
 
 from kubesched.framework.registry import Registry
 from kubesched.testing.controlplane import (
@@ -46,6 +47,8 @@ _HERE = Path(__file__).parent
 BUILD_SCRIPT = _HERE.parent / "controlplane" / "build.sh"
 _SKIPPED_KEY = pytest.StashKey[str]()
 _STATS_KEY = pytest.StashKey["ParityStats"]()
+#: The medium-scale tests' tally (``test_parity_medium.py``), when they ran.
+MEDIUM_STATS_KEY = pytest.StashKey["MediumStats"]()
 
 
 # -- collection -----------------------------------------------------------------------------------
@@ -98,6 +101,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             stats.settings.report_dir.mkdir(parents=True, exist_ok=True)
             summary = stats.settings.report_dir / "summary.json"
             summary.write_text(json.dumps(stats.to_dict(), indent=2) + "\n")
+    if medium := config.stash.get(MEDIUM_STATS_KEY, None):
+        for line in medium.summary():
+            terminalreporter.write_line(line)
 
 
 def unavailable(reason: str) -> NoReturn:
@@ -113,6 +119,11 @@ def unavailable(reason: str) -> NoReturn:
 @pytest.fixture(scope="session")
 def parity_stats(pytestconfig: pytest.Config) -> ParityStats:
     return pytestconfig.stash[_STATS_KEY]
+
+
+@pytest.fixture(scope="session")
+def medium_stats(pytestconfig: pytest.Config) -> MediumStats:
+    return pytestconfig.stash.setdefault(MEDIUM_STATS_KEY, MediumStats())
 
 
 @pytest.fixture(scope="session")
