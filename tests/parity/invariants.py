@@ -24,7 +24,7 @@ from typing import Any
 
 from parity_scenarios import Scenario
 
-from kubesched.quantity import to_int, to_milli
+from kubesched.api.quantity import to_int, to_milli
 
 __all__ = [
     "Placement",

@@ -36,9 +36,9 @@ from parity_runner import (
 )
 from parity_scenarios import SCHEDULER_NAMES
 
-from kubesched.algorithm import num_feasible_nodes_to_find
 from kubesched.config import SchedulerConfiguration, parse_config
-from kubesched.registry import Registry
+from kubesched.engine.algorithm import num_feasible_nodes_to_find
+from kubesched.framework.registry import Registry
 
 __all__ = [
     "CHECK_FEASIBLE",

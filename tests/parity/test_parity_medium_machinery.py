@@ -36,9 +36,9 @@ from replay import (
 )
 from whole_run import WholeRun
 
-from kubesched.algorithm import num_feasible_nodes_to_find
-from kubesched.objects import Node, Pod
-from kubesched.registry import Registry
+from kubesched.api.objects import Node, Pod
+from kubesched.engine.algorithm import num_feasible_nodes_to_find
+from kubesched.framework.registry import Registry
 
 # -- the sampling rule ----------------------------------------------------------------------------
 

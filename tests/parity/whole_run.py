@@ -35,11 +35,11 @@ from parity_scenarios import (
     renamed,
 )
 
-from kubesched.kube.transport import ApiError
-from kubesched.manifests import Cluster
-from kubesched.objects import Node, Pod
-from kubesched.registry import Registry
-from kubesched.simulate import simulate
+from kubesched.api.manifests import Cluster
+from kubesched.api.objects import Node, Pod
+from kubesched.backends.kube.transport import ApiError
+from kubesched.framework.registry import Registry
+from kubesched.service.simulate import simulate
 
 __all__ = ["QUIET_SECONDS", "WholeRun", "run_whole"]
 
