@@ -26,7 +26,7 @@ SIZE_ENV = "KUBESCHED_SOAK"
 WAVES, PODS = (int(n) for n in os.environ.get(SIZE_ENV, "5x300").split("x"))
 #: The bound on the resident memory's slope, in MiB per 1,000 pods scheduled and deleted,
 #: over the waves after the first (which fills the caches). Keeping every pod's attempt, as
-#: ``run`` did, grew it by about 3.8 MiB per 1,000 pods.
+#: ``run`` did, grows it by 8.15 MiB per 1,000 pods (``KUBESCHED_SAMPLES_RECORD_ATTEMPTS=1``).
 SLOPE_MIB_PER_1000 = 1.5
 #: The event recorder keeps each event's series for 6 minutes after its last event, as client-go
 #: does (at most 50,000): longer than this soak, so it would grow all along by design. The soak
