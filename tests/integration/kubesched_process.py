@@ -10,6 +10,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,9 +75,21 @@ def seed_config(
 
 
 class KubeschedProcess:
-    """``python -m kubesched run`` with its own health port and log file."""
+    """``python -m kubesched run`` with its own health port and log file; ``args`` go after
+    the command's own (``--plugin-timeout 1``), ``env`` is added to this process's, and
+    ``module`` replaces ``kubesched`` as what ``python -m`` runs (a wrapper of its command
+    line)."""
 
-    def __init__(self, config: Path, kubeconfig: Path, log: Path) -> None:
+    def __init__(
+        self,
+        config: Path,
+        kubeconfig: Path,
+        log: Path,
+        *,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        module: str = "kubesched",
+    ) -> None:
         self.port = free_port()
         self.log = log
         self._log_file = log.open("w")
@@ -84,7 +97,7 @@ class KubeschedProcess:
             [
                 sys.executable,
                 "-m",
-                "kubesched",
+                module,
                 "--log-format",
                 "json",
                 "-v",
@@ -97,15 +110,17 @@ class KubeschedProcess:
                 "127.0.0.1",
                 "--port",
                 str(self.port),
+                *args,
             ],
             stdout=self._log_file,
             stderr=subprocess.STDOUT,
-            env={**os.environ},
+            env={**os.environ, **(env or {})},
         )
 
-    def get(self, path: str) -> tuple[int, str]:
+    def get(self, path: str, timeout: float = 5) -> tuple[int, str]:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
+            url = f"http://127.0.0.1:{self.port}{path}"
+            with urllib.request.urlopen(url, timeout=timeout) as r:
                 return r.status, r.read().decode()
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read().decode()

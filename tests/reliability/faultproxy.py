@@ -63,7 +63,8 @@ class Fault:
     """One rule: requests that match ``method``/``path`` (a regex, full match) and, when set,
     ``watch`` are given ``action``:
 
-    - ``fail``: answer ``status`` with a Kubernetes ``Status`` body; nothing is forwarded.
+    - ``fail``: answer ``status`` with a Kubernetes ``Status`` body and ``headers`` (e.g.
+      ``{"Retry-After": "2"}``); nothing is forwarded.
     - ``delay``: wait ``seconds``, then forward.
     - ``drop``: close the connection without an answer; nothing is forwarded.
     - ``lose_reply``: forward, then close the connection without passing the answer on (the
@@ -88,6 +89,7 @@ class Fault:
     times: int | None = None
     times_per_path: int | None = None
     hook: Callable[[re.Match[str], bytes | None], None] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
     name: str = ""
     #: How many requests it was applied to.
     hits: int = 0
@@ -175,7 +177,7 @@ class _Handler(BaseHTTPRequestHandler):
         action = fault.action if fault else ""
         if action == "fail":
             assert fault is not None
-            return self._fail(fault.status)
+            return self._fail(fault.status, fault.headers)
         if action == "drop":
             self.close_connection = True
             return 0
@@ -211,7 +213,7 @@ class _Handler(BaseHTTPRequestHandler):
         return response.status
 
     # -- answers -------------------------------------------------------------------------------
-    def _fail(self, status: int) -> int:
+    def _fail(self, status: int, headers: dict[str, str]) -> int:
         reason = http.client.responses.get(status, "Error")
         body = json.dumps(
             {
@@ -227,6 +229,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
+        for name, value in headers.items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
         return status

@@ -7,7 +7,7 @@ import threading
 import time
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -137,13 +137,30 @@ class Scenario:
         return time.monotonic()
 
     # -- schedulers ----------------------------------------------------------------------------
-    def start_kubesched(self, kubeconfig: Path, **config: Any) -> KubeschedProcess:
-        """``kubesched run`` (the seed's profile) as a process reaching the cluster through
-        ``kubeconfig``."""
+    def start_kubesched(
+        self,
+        kubeconfig: Path,
+        *,
+        config_path: Path | None = None,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        module: str = "kubesched",
+        **config: Any,
+    ) -> KubeschedProcess:
+        """``kubesched run`` (the seed's profile, or ``config_path``) as a process reaching the
+        cluster through ``kubeconfig``; ``args``, ``env`` and ``module`` as
+        :class:`KubeschedProcess` takes them."""
         index = len(self.processes)
         config.setdefault("backoff", BACKOFF)
-        path = seed_config(self.tmp_path / f"config-{index}.yaml", **config)
-        proc = KubeschedProcess(path, kubeconfig, self.tmp_path / f"kubesched-{index}.log")
+        path = config_path or seed_config(self.tmp_path / f"config-{index}.yaml", **config)
+        proc = KubeschedProcess(
+            path,
+            kubeconfig,
+            self.tmp_path / f"kubesched-{index}.log",
+            args=args,
+            env=env,
+            module=module,
+        )
         self.processes.append(proc)
         return proc
 

@@ -206,3 +206,20 @@ def test_the_secure_port_serves_https_with_metrics_behind_a_token(tmp_path: Path
         assert answers == {"/healthz": 200, "/livez": 200, "/metrics": 401}
     finally:
         svc.server.stop()
+
+
+def test_shutdown_does_not_wait_for_a_loop_that_hangs_past_its_limit(service) -> None:
+    """SIGTERM after /healthz failed for a hung loop (the kubelet restarting the process): the
+    service stops within a second or two and so releases its Lease for the standby, instead of
+    renewing it while waiting 30 s for a cycle that will not end."""
+    svc = service(loop_stall_seconds=0.5)
+    release = threading.Event()
+    svc.scheduler.schedule_one = lambda timeout=None: release.wait(60)
+    svc._start_scheduling()
+    try:
+        wait_for_status(svc, 500, within=3)
+        began = time.monotonic()
+        assert svc.shutdown() == 0
+        assert time.monotonic() - began < 5
+    finally:
+        release.set()

@@ -223,11 +223,14 @@ class Service:
     def shutdown(self) -> int:
         """Stop; after a lost Lease within a second or two (nothing may be written any more:
         every guarded write already refuses, and those in flight end with the term)."""
+        # A loop that stalled past its limit (what /healthz reports, and why the kubelet sends
+        # SIGTERM) is not waited for: the Lease is released at once for the standby.
+        stalled = bool(self.scheduler.loop_stalled(self.loop_stall_seconds))
         self.stop.set()
         lost = self.lost_leadership
         self.scheduler.queue.close()
         if self._scheduling is not None:
-            self._scheduling.join(timeout=1 if lost else 30)
+            self._scheduling.join(timeout=1 if lost or stalled else 30)
         self.scheduler.stop(wait_for_bindings=not lost)
         self._release.set()
         if self._electing is not None:
