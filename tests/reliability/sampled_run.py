@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from kubesched.cli import main
-from kubesched.run import Service
+from kubesched.service.run import Service
 
 
 def _rss_kib() -> int:

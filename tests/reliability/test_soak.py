@@ -19,8 +19,8 @@ import yaml
 from kubesched_process import pod_manifest, seed_config
 from reliability_support import wait_for
 
-from kubesched.kube.connect import api_client_for
-from kubesched.kube.transport import Transport
+from kubesched.backends.kube.connect import api_client_for
+from kubesched.backends.kube.transport import Transport
 
 SIZE_ENV = "KUBESCHED_SOAK"
 WAVES, PODS = (int(n) for n in os.environ.get(SIZE_ENV, "5x300").split("x"))
