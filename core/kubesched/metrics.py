@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from typing import Any
 
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -154,19 +155,30 @@ class SchedulerMetrics:
         self._flush_lock = threading.Lock()
         #: Plugin observations dropped because the buffer was full (kube drops them silently).
         self.plugin_observations_dropped = 0
+        # Children by label values: ``labels()`` costs more than the observation itself, and
+        # the hot paths (every extension point of every cycle) reuse a handful of them.
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+    def _child(self, metric: Any, values: tuple[str, ...]) -> Any:
+        key = (id(metric), values)
+        child = self._children.get(key)
+        if child is None:  # a race only makes labels() return the same child twice
+            child = self._children[key] = metric.labels(*values)
+        return child
 
     def attempt(self, result: str, profile: str, seconds: float) -> None:
         """One scheduling attempt: ``scheduler_schedule_attempts_total`` and
         ``scheduler_scheduling_attempt_duration_seconds``, by ``result`` and ``profile``."""
-        self._schedule_attempts.labels(result, profile).inc()
-        self._attempt_duration.labels(result, profile).observe(seconds)
+        self._child(self._schedule_attempts, (result, profile)).inc()
+        self._child(self._attempt_duration, (result, profile)).observe(seconds)
 
     def extension_point(
         self, extension_point: str, status: str, profile: str, seconds: float
     ) -> None:
         """All plugins of one extension point, once:
         ``scheduler_framework_extension_point_duration_seconds``."""
-        self._extension_point_duration.labels(extension_point, status, profile).observe(seconds)
+        point = self._child(self._extension_point_duration, (extension_point, status, profile))
+        point.observe(seconds)
 
     def plugin(self, plugin: str, extension_point: str, status: str, seconds: float) -> None:
         """One plugin call at one extension point, for
@@ -185,14 +197,9 @@ class SchedulerMetrics:
         """Move the buffered plugin observations into their histogram."""
         with self._flush_lock:
             buffered, self._plugin_buffer = self._plugin_buffer, []
-            histogram = self._plugin_duration
-            children: dict[tuple[str, str, str], Histogram] = {}
+            histogram, child_of = self._plugin_duration, self._child
             for plugin, point, status, seconds in buffered:
-                key = (plugin, point, status)
-                child = children.get(key)
-                if child is None:
-                    child = children[key] = histogram.labels(*key)
-                child.observe(seconds)
+                child_of(histogram, (plugin, point, status)).observe(seconds)
 
     def set_pending(self, counts: Mapping[str, int]) -> None:
         """``scheduler_pending_pods`` for each queue in ``counts``; other queues keep theirs."""
@@ -207,7 +214,7 @@ class SchedulerMetrics:
         ``scheduler_framework_extension_point_duration_seconds{extension_point="Bind"}``, which
         :meth:`extension_point` records. The ``result`` label (``success`` or ``error``) is ours.
         """
-        self._binding_duration.labels(result).observe(seconds)
+        self._child(self._binding_duration, (result,)).observe(seconds)
 
     def set_leader(self, is_leader: bool, name: str = "kube-scheduler") -> None:
         """client-go's ``leader_election_master_status{name}``: 1 while leading, else 0.

@@ -189,7 +189,7 @@ def https_get(port: int, path: str, token: str | None = None) -> tuple[int, str]
         return 0, ""
 
 
-def metric_value(text: str, name: str, **labels: str) -> float:
+def metric_value(text: str, name: str, /, **labels: str) -> float:
     """The one sample of ``name`` with exactly ``labels`` in a text exposition."""
     from prometheus_client.parser import text_string_to_metric_families
 
