@@ -45,12 +45,12 @@ class _Tee:
     def __init__(self, *targets: Any) -> None:
         self.targets = targets
 
-    def __getattr__(self, name: str) -> Callable[..., None]:
+    def __getattr__(self, name: str) -> Callable[..., Any]:
         calls = [getattr(t, name) for t in self.targets if hasattr(t, name)]
 
-        def call(*args: Any) -> None:
-            for c in calls:
-                c(*args)
+        def call(*args: Any) -> Any:
+            results = [c(*args) for c in calls]
+            return results[0]  # the first target's answer (plugin_buffer_has_room)
 
         return call
 

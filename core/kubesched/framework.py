@@ -257,12 +257,17 @@ class Framework:
         #: The calls of cycles whose CycleState has ``record_plugin_metrics`` (timed once
         #: :meth:`record_plugin_durations` is called; the plain calls until then).
         self._sampled_calls: dict[str, list[PluginCall]] = self._calls
+        self._plugin_room: Callable[[], bool] = lambda: False  # nothing records until then
         handle.framework = self
 
-    def record_plugin_durations(self, observe: Callable[[str, str, str, float], None]) -> None:
+    def record_plugin_durations(
+        self, observe: Callable[[str, str, str, float], None], has_room: Callable[[], bool]
+    ) -> None:
         """Time each plugin call of the cycles whose state has ``record_plugin_metrics``:
         ``observe(plugin, extension_point, status, seconds)``, kube-scheduler's
-        ``scheduler_plugin_execution_duration_seconds`` (other cycles pay nothing)."""
+        ``scheduler_plugin_execution_duration_seconds``. Other cycles pay nothing, and neither
+        does a point run while ``has_room()`` is False (the observations would be dropped, as
+        kube drops what its full buffer cannot take; here the timing is saved too)."""
         self._sampled_calls = {
             hook: [
                 PluginCall(
@@ -276,10 +281,13 @@ class Framework:
             ]
             for hook, calls in self._calls.items()
         }
+        self._plugin_room = has_room
 
     def _calls_of(self, state: CycleState) -> dict[str, list[PluginCall]]:
         """The plugin calls for ``state``'s cycle: timed in a sampled cycle."""
-        return self._sampled_calls if state.record_plugin_metrics else self._calls
+        if state.record_plugin_metrics and self._plugin_room():
+            return self._sampled_calls
+        return self._calls
 
     # -- construction --------------------------------------------------------------------------
     def _build_plugin(self, name: str, registry: Registry, errors: list[FieldError]) -> None:
@@ -532,7 +540,8 @@ class Framework:
         """``None`` when every Filter passes, else the first non-success (with its plugin)."""
         skip = state.skip_filter_plugins
         self._point = "Filter"
-        for c in (self._sampled_calls if state.record_plugin_metrics else self._calls)["filter"]:
+        sampled = state.record_plugin_metrics and self._plugin_room()
+        for c in (self._sampled_calls if sampled else self._calls)["filter"]:
             if skip and c.plugin in skip:
                 continue
             self._current = c

@@ -193,6 +193,11 @@ class SchedulerMetrics:
             return
         buffer.append((plugin, extension_point, status, seconds))
 
+    def plugin_buffer_has_room(self) -> bool:
+        """Whether :meth:`plugin` would keep an observation now (the framework times plugin
+        calls only then)."""
+        return len(self._plugin_buffer) < PLUGIN_BUFFER_SIZE
+
     def flush(self) -> None:
         """Move the buffered plugin observations into their histogram."""
         with self._flush_lock:

@@ -242,7 +242,7 @@ class Scheduler:
         if metrics is not None:
             self.algorithm.observe = metrics.extension_point
             for framework in self.frameworks.values():
-                framework.record_plugin_durations(metrics.plugin)
+                framework.record_plugin_durations(metrics.plugin, metrics.plugin_buffer_has_room)
         self.handler = SchedulerEventHandler(
             self.cache, self.queue, set(self.frameworks), self.waiting_pods
         )

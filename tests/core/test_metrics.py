@@ -557,3 +557,37 @@ def test_scheduling_pods_records_every_point_and_a_sample_of_plugin_calls() -> N
     assert sample(families, point, **unreserve) == 1
     refused = {"extension_point": "Reserve", "status": "Unschedulable", "profile": profile}
     assert sample(families, point, **refused) == 1
+
+
+def test_a_full_buffer_stops_timing_rather_than_dropping() -> None:
+    """While kube's buffer is full a sampled cycle runs its plugins untimed: nothing is measured
+    only to be dropped."""
+    import random
+
+    from kubesched.backends.memory import InMemoryBackend
+    from kubesched.scheduler import Scheduler
+    from kubesched.testing.builders import make_node, make_pod
+    from kubesched.testing.harness import make_config
+
+    class Always(random.Random):
+        def random(self) -> float:
+            return 0.0  # every cycle sampled
+
+    config, registry = make_config(
+        {"Everywhere": Everywhere}, {"plugins": {"filter": {"enabled": [{"name": "Everywhere"}]}}}
+    )
+    metrics = SchedulerMetrics()
+    backend = InMemoryBackend([make_node("n1").obj()], [make_pod("p").obj()])
+    scheduler = Scheduler(config, backend, registry, inline_binding=True, metrics=metrics)
+    scheduler._plugin_sampler = Always()
+    for _ in range(PLUGIN_BUFFER_SIZE):
+        metrics.plugin("Filler", "Filter", "Success", 0.00001)
+    scheduler.start()
+    assert scheduler.schedule_one(timeout=0)
+    scheduler.stop()
+    assert metrics.plugin_observations_dropped == 0
+    plugins = {
+        ls["plugin"]
+        for n, ls, _ in render(metrics)["scheduler_plugin_execution_duration_seconds"].samples
+    }
+    assert plugins == {"Filler"}
