@@ -11,7 +11,8 @@ each attempt recorded as the service records it), then:
   hand-written exposition it replaced, given the same observations (``--before FILE``: that
   ``metrics.py``, e.g. from ``git show 0be4e20:core/kubesched/metrics.py``);
 - *per pod*: the scheduling thread's CPU time per pod with metrics and without (``metrics=None``,
-  what ``simulate`` runs), the runs interleaved, the median of ``--runs`` each.
+  what ``simulate`` runs), the runs interleaved (who goes first alternating), the median of
+  ``--runs`` each; and what the metrics calls themselves cost, timed one by one.
 
 The figures go in docs/benchmarks.md.
 """
@@ -33,6 +34,8 @@ from kubesched.metrics import SchedulerMetrics
 from kubesched.objects import Node, Pod
 from kubesched.registry import Registry
 from kubesched.scheduler import Attempt, Scheduler
+from kubesched.secure_serving import server_context
+from kubesched.server import HealthServer
 
 from .workloads import MIXED
 
@@ -105,6 +108,84 @@ def scrape_cpu(render: Callable[[], bytes], scrapes: int) -> tuple[float, int]:
     return (time.process_time() - began) / scrapes * 1e3, size
 
 
+def served_scrape_cpu(render: Callable[[], bytes], scrapes: int) -> float:
+    """Milliseconds of the health server's CPU (its selector thread and workers) per HTTPS
+    scrape of ``render``'s exposition, a TLS handshake each (the server closes every
+    connection), with an authorizer that allows at once."""
+    import http.client
+    import ssl
+
+    server = HealthServer(
+        "127.0.0.1",
+        0,
+        ready=lambda: True,
+        metrics=render,
+        ssl_context=server_context(),
+        authorize=lambda header: (200, ""),
+    )
+    server.start()
+    client = ssl.create_default_context()
+    client.check_hostname = False
+    client.verify_mode = ssl.CERT_NONE
+
+    def scrape() -> None:
+        connection = http.client.HTTPSConnection("127.0.0.1", server.port, context=client)
+        connection.request("GET", "/metrics", headers={"Authorization": "Bearer x"})
+        assert connection.getresponse().read()
+        connection.close()
+
+    def server_cpu() -> float:
+        threads = [server._thread, *getattr(server._pool, "_threads", ())]
+        return sum(
+            time.clock_gettime(time.pthread_getcpuclockid(t.ident))
+            for t in threads
+            if t is not None and t.ident is not None and t.is_alive()
+        )
+
+    try:
+        for _ in range(4):  # every worker started
+            scrape()
+        began = server_cpu()
+        for _ in range(scrapes):
+            scrape()
+        return (server_cpu() - began) / scrapes * 1e3
+    finally:
+        server.stop()
+
+
+def call_costs(count: int = 20000) -> dict[str, float]:
+    """Microseconds of CPU per metrics call, each timed alone (``count`` calls)."""
+    from kubesched.framework import _timed
+
+    metrics = SchedulerMetrics()
+
+    def per_call(call: Callable[[], object]) -> float:
+        began = time.thread_time()
+        for _ in range(count):
+            call()
+        return (time.thread_time() - began) / count * 1e6
+
+    def buffered_then_flushed() -> None:
+        metrics.plugin("NodeResourcesFit", "Filter", "Success", 0.00002)
+        if not metrics.plugin_buffer_has_room():
+            metrics.flush()
+
+    def plain(state: object, pod: object, node: object) -> None:
+        return None
+
+    timed = _timed(plain, "NodeResourcesFit", "Filter", lambda *a: None)
+    return {
+        "extension_point": per_call(
+            lambda: metrics.extension_point("Filter", "Success", "p", 1e-3)
+        ),
+        "attempt (counter + histogram)": per_call(lambda: metrics.attempt("scheduled", "p", 1e-2)),
+        "binding": per_call(lambda: metrics.binding("success", 1e-3)),
+        "plugin, buffered and flushed": per_call(buffered_then_flushed),
+        "a timed plugin call, less the call": per_call(lambda: timed(1, 2, 3))
+        - per_call(lambda: plain(1, 2, 3)),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=1000)
@@ -129,24 +210,31 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"scrape, prometheus_client: {after_ms:.1f} ms CPU, {after_size:,} bytes, {series} series"
     )
+    served = served_scrape_cpu(metrics.render, args.scrapes)
+    print(f"  served over HTTPS: {served:.1f} ms of the health server's CPU per scrape")
     if before is not None:
         before.set_pending({"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0})
         before.set_leader(True)
         before_ms, before_size = scrape_cpu(before.render, args.scrapes)
         print(f"scrape, hand-written:      {before_ms:.1f} ms CPU, {before_size:,} bytes")
+        served = served_scrape_cpu(before.render, args.scrapes)
+        print(f"  served over HTTPS: {served:.1f} ms of the health server's CPU per scrape")
     print(f"plugin observations dropped (buffer full): {metrics.plugin_observations_dropped}")
 
     with_metrics: list[float] = []
     without: list[float] = []
-    for _ in range(args.runs):
-        for metrics_or_none, into in ((SchedulerMetrics(), with_metrics), (None, without)):
-            spent, bound = schedule(args.nodes, args.pods, metrics_or_none)
+    for run in range(args.runs):
+        pair = [(True, with_metrics), (False, without)]
+        for metered, into in pair if run % 2 == 0 else pair[::-1]:  # alternate who goes first
+            spent, bound = schedule(args.nodes, args.pods, SchedulerMetrics() if metered else None)
             into.append(spent / bound * 1e6)
     on, off = statistics.median(with_metrics), statistics.median(without)
     print(
         f"per pod: {on:.0f} µs CPU with metrics, {off:.0f} µs without: "
         f"{on - off:+.0f} µs ({(on - off) / off:+.1%}); runs {with_metrics} / {without}"
     )
+    for what, micros in call_costs().items():
+        print(f"  {what}: {micros:.2f} µs")
     print(f"load average {os.getloadavg()[0]:.2f}")
     return 0
 
