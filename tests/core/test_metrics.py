@@ -10,14 +10,17 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from kubesched import hookimpl
 from kubesched.engine.metrics import (
     CONTENT_TYPE,
+    PLUGIN_BUFFER_SIZE,
+    PLUGIN_METRICS_SAMPLE_PERCENT,
     STATUS_LABELS,
     SchedulerMetrics,
     exponential_buckets,
     status_label,
 )
-from kubesched.framework.status import Code
+from kubesched.framework.status import Code, Status
 
 # -- a small parser for the text exposition format 0.0.4 ---------------------------------------
 _NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
@@ -112,9 +115,18 @@ def bounds(families: dict[str, Family], name: str) -> list[float]:
 
 
 # -- tests -------------------------------------------------------------------------------------
-def test_nothing_recorded_renders_nothing():
-    assert SchedulerMetrics().render() == b""
+def test_nothing_recorded_renders_no_sample():
+    families = render(SchedulerMetrics())
+    assert {name: f.samples for name, f in families.items() if f.samples} == {}
+    assert "scheduler_schedule_attempts_total" in families
+    assert not [name for name in families if name.endswith("_created")]
     assert CONTENT_TYPE == "text/plain; version=0.0.4; charset=utf-8"
+
+
+def test_each_scheduler_has_its_own_registry():
+    one, other = SchedulerMetrics(), SchedulerMetrics()
+    one.attempt("scheduled", "p", 0.01)
+    assert not render(other)["scheduler_schedule_attempts_total"].samples
 
 
 RECORDERS: list[tuple[str, Callable[[SchedulerMetrics], None], str, str, str]] = [
@@ -373,7 +385,7 @@ def test_recording_from_many_threads_loses_nothing():
     def work() -> None:
         for _ in range(2000):
             metrics.attempt("scheduled", "p", 0.001)
-            metrics.plugin("P", "Score", "Success", 0.00001)
+            metrics.extension_point("Score", "Success", "p", 0.00001)
 
     threads = [threading.Thread(target=work) for _ in range(8)]
     for t in threads:
@@ -391,13 +403,27 @@ def test_recording_from_many_threads_loses_nothing():
     assert (
         sample(
             families,
-            "scheduler_plugin_execution_duration_seconds_count",
-            plugin="P",
+            "scheduler_framework_extension_point_duration_seconds_count",
             extension_point="Score",
             status="Success",
+            profile="p",
         )
         == 16000
     )
+
+
+def test_plugin_durations_are_buffered_then_dropped_past_kubes_buffer_size():
+    """kube's MetricAsyncRecorder: observations wait for a flush, at most 1000 of them."""
+    metrics = SchedulerMetrics()
+    for _ in range(PLUGIN_BUFFER_SIZE + 500):
+        metrics.plugin("P", "Filter", "Success", 0.00001)
+    assert metrics.plugin_observations_dropped == 500
+    metrics.flush()
+    metrics.plugin("P", "Filter", "Success", 0.00001)  # room again after the flush
+    families = render(metrics)  # a scrape flushes first
+    labels = {"plugin": "P", "extension_point": "Filter", "status": "Success"}
+    count = "scheduler_plugin_execution_duration_seconds_count"
+    assert sample(families, count, **labels) == PLUGIN_BUFFER_SIZE + 1
 
 
 def test_a_run_records_the_binding_points_and_the_binding_duration() -> None:
@@ -415,11 +441,153 @@ def test_a_run_records_the_binding_points_and_the_binding_duration() -> None:
     scheduler.start()
     assert scheduler.schedule_one(timeout=0)
     scheduler.stop()
-    text = metrics.render().decode()
+    families = render(metrics)
+    count = "scheduler_framework_extension_point_duration_seconds_count"
     for point in ("Reserve", "Permit", "PreBind", "Bind", "PostBind"):
-        sample = (
-            "scheduler_framework_extension_point_duration_seconds_count{"
-            f'extension_point="{point}",status="Success",profile="custom-scheduler"}} 1'
-        )
-        assert sample in text, point
-    assert 'scheduler_binding_duration_seconds_count{result="success"} 1' in text
+        labels = {"extension_point": point, "status": "Success", "profile": "custom-scheduler"}
+        assert sample(families, count, **labels) == 1, point
+    assert sample(families, "scheduler_binding_duration_seconds_count", result="success") == 1
+
+
+class Everywhere:
+    """A plugin at every point of both cycles; its Filter rejects node n0, its Reserve the
+    pods named ``reject-…``, and nothing fits a pod named ``nowhere``."""
+
+    def __init__(self, args: object, handle: object) -> None:
+        pass
+
+    @hookimpl
+    def pre_filter(self, state, pod, nodes):
+        return None
+
+    @hookimpl
+    def filter(self, state, pod, node_info):
+        if node_info.name == "n0" or pod.name == "nowhere":
+            return Status(Code.UNSCHEDULABLE, "not n0")
+        return None
+
+    @hookimpl
+    def post_filter(self, state, pod, filtered_node_status):
+        return None, Status(Code.UNSCHEDULABLE, "no preemption here")
+
+    @hookimpl
+    def score(self, state, pod, node_info):
+        return 1
+
+    @hookimpl
+    def reserve(self, state, pod, node_name):
+        return Status(Code.UNSCHEDULABLE, "refused") if pod.name.startswith("reject-") else None
+
+    @hookimpl
+    def unreserve(self, state, pod, node_name):
+        return None
+
+    @hookimpl
+    def permit(self, state, pod, node_name):
+        return None
+
+    @hookimpl
+    def pre_bind(self, state, pod, node_name):
+        return None
+
+
+def test_scheduling_pods_records_every_point_and_a_sample_of_plugin_calls() -> None:
+    """200 pods scheduled: each extension point once per pod; plugin calls for the cycles
+    kube's 10% sample picked, and for no other."""
+    import random
+
+    from kubesched.backends.memory import InMemoryBackend
+    from kubesched.engine.scheduler import Scheduler
+    from kubesched.testing.builders import make_node, make_pod
+    from kubesched.testing.harness import make_config
+
+    pods = 200
+    points = ("preFilter", "filter", "postFilter", "score", "reserve", "permit", "preBind")
+    config, registry = make_config(
+        {"Everywhere": Everywhere},
+        {"plugins": {p: {"enabled": [{"name": "Everywhere"}]} for p in points}},
+    )
+    metrics = SchedulerMetrics()
+    nodes = [make_node(f"n{i}").obj() for i in range(3)]
+    backend = InMemoryBackend(nodes, [make_pod(f"p{i}").obj() for i in range(pods)])
+    scheduler = Scheduler(config, backend, registry, inline_binding=True, metrics=metrics)
+    scheduler._plugin_sampler = random.Random(7)
+    draws = random.Random(7)
+    sampled = sum(draws.random() * 100 < PLUGIN_METRICS_SAMPLE_PERCENT for _ in range(pods))
+    scheduler.start()
+    while scheduler.schedule_one(timeout=0):
+        pass
+    assert sum(1 for p in backend.pods.values() if p.node_name) == pods
+    families = render(metrics)
+
+    point = "scheduler_framework_extension_point_duration_seconds_count"
+    profile = "custom-scheduler"
+    for name in ("PreFilter", "Filter", "Score", "Reserve", "Permit", "PreBind", "Bind"):
+        labels = {"extension_point": name, "status": "Success", "profile": profile}
+        assert sample(families, point, **labels) == pods, name
+    assert 5 <= sampled <= 40, sampled  # the fixed seed's draw: about 10% of 200
+    plugin = "scheduler_plugin_execution_duration_seconds_count"
+    expected = {
+        ("Everywhere", "PreFilter", "Success"): sampled,
+        ("Everywhere", "Filter", "Success"): 2 * sampled,
+        ("Everywhere", "Filter", "Unschedulable"): sampled,
+        ("Everywhere", "Score", "Success"): 2 * sampled,
+        ("Everywhere", "Reserve", "Success"): sampled,
+        ("Everywhere", "Permit", "Success"): sampled,
+        ("Everywhere", "PreBind", "Success"): sampled,
+        ("TestBinder", "Bind", "Success"): sampled,
+    }
+    recorded = {
+        (ls["plugin"], ls["extension_point"], ls["status"]): v
+        for n, ls, v in families["scheduler_plugin_execution_duration_seconds"].samples
+        if n == plugin
+    }
+    assert recorded == expected
+
+    # A pod no node fits runs PostFilter; one whose Reserve fails runs Unreserve.
+    backend.add_pod(make_pod("nowhere").obj())
+    backend.add_pod(make_pod("reject-me").obj())
+    while scheduler.schedule_one(timeout=0):
+        pass
+    scheduler.stop()
+    families = render(metrics)
+    post = {"extension_point": "PostFilter", "status": "Unschedulable", "profile": profile}
+    assert sample(families, point, **post) == 1
+    unreserve = {"extension_point": "Unreserve", "status": "Success", "profile": profile}
+    assert sample(families, point, **unreserve) == 1
+    refused = {"extension_point": "Reserve", "status": "Unschedulable", "profile": profile}
+    assert sample(families, point, **refused) == 1
+
+
+def test_a_full_buffer_stops_timing_rather_than_dropping() -> None:
+    """While kube's buffer is full a sampled cycle runs its plugins untimed: nothing is measured
+    only to be dropped."""
+    import random
+
+    from kubesched.backends.memory import InMemoryBackend
+    from kubesched.engine.scheduler import Scheduler
+    from kubesched.testing.builders import make_node, make_pod
+    from kubesched.testing.harness import make_config
+
+    class Always(random.Random):
+        def random(self) -> float:
+            return 0.0  # every cycle sampled
+
+    config, registry = make_config(
+        {"Everywhere": Everywhere}, {"plugins": {"filter": {"enabled": [{"name": "Everywhere"}]}}}
+    )
+    metrics = SchedulerMetrics()
+    backend = InMemoryBackend([make_node("n1").obj()], [make_pod("p").obj()])
+    scheduler = Scheduler(config, backend, registry, inline_binding=True, metrics=metrics)
+    scheduler._plugin_sampler = Always()
+    for _ in range(PLUGIN_BUFFER_SIZE):
+        metrics.plugin("Filler", "Filter", "Success", 0.00001)
+    scheduler.start()
+    assert scheduler.schedule_one(timeout=0)
+    scheduler.stop()
+    assert metrics.plugin_observations_dropped == 0
+    plugins = {
+        ls["plugin"]
+        for n, ls, _ in render(metrics)["scheduler_plugin_execution_duration_seconds"].samples
+    }
+    assert plugins == {"Filler"}

@@ -98,7 +98,8 @@ def test_metrics_serves_the_registry_in_text_format_0_0_4(server: HealthServer, 
     assert "version=0.0.4" in reply.content_type
     assert reply.body == probes.metrics.render()
     assert (
-        b'scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"} 1\n'
+        # Label names sorted, as the Go client sorts them.
+        b'scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 1.0\n'
         in reply.body
     )
 

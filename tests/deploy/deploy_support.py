@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import time
 import urllib.error
@@ -169,11 +170,44 @@ def free_port() -> int:
         return port
 
 
+def https_get(port: int, path: str, token: str | None = None) -> tuple[int, str]:
+    """GET ``https://127.0.0.1:port/path`` (with ``token`` as a bearer token); (0, "") while
+    nothing answers. The self-signed serving certificate is accepted, as the kubelet's probes
+    accept it (they do not verify)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    request = urllib.request.Request(f"https://127.0.0.1:{port}{path}")
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=context) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return 0, ""
+
+
+def metric_value(text: str, name: str, /, **labels: str) -> float:
+    """The one sample of ``name`` with exactly ``labels`` in a text exposition."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    found = [
+        s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.name == name and s.labels == labels
+    ]
+    assert len(found) == 1, f"{name}{labels}: {len(found)} samples in\n{text[:3000]}"
+    return float(found[0])
+
+
 def pod_command(installed: Installed, config_dir: Path, port: int) -> list[str]:
     """The container's command: the image's entrypoint and the Deployment's args, with the
-    ConfigMap's mount at ``config_dir`` and the health endpoint on ``127.0.0.1:port``."""
+    ConfigMap's mount at ``config_dir`` and the secure port on ``127.0.0.1:port``."""
     entrypoint = image_entrypoint()
-    local = {"--bind-address": "127.0.0.1", "--port": str(port)}
+    local = {"--bind-address": "127.0.0.1", "--secure-port": str(port)}
     args = []
     for arg in deployment_container()["args"]:
         flag, _, value = arg.partition("=")
@@ -187,8 +221,8 @@ def pod_command(installed: Installed, config_dir: Path, port: int) -> list[str]:
 
 class PodProcess:
     """The container's command, run from an install-kubesched.sh prefix: the image's entrypoint
-    and the Deployment's args, with the ConfigMap's files in ``config_dir`` and the health
-    endpoint on a free loopback port instead of 0.0.0.0:10251."""
+    and the Deployment's args, with the ConfigMap's files in ``config_dir`` and the secure
+    port on a free loopback port instead of 0.0.0.0:10259."""
 
     def __init__(
         self,
@@ -213,15 +247,9 @@ class PodProcess:
             env={**env, "HOME": str(workdir), "PYTHONDONTWRITEBYTECODE": "1"},
         )
 
-    def get(self, path: str) -> tuple[int, str]:
-        try:
-            url = f"http://127.0.0.1:{self.port}{path}"
-            with urllib.request.urlopen(url, timeout=5) as answer:
-                return answer.status, answer.read().decode()
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.read().decode()
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            return 0, ""
+    def get(self, path: str, token: str | None = None) -> tuple[int, str]:
+        """GET over HTTPS, as the Deployment's probes do (and a scrape, with ``token``)."""
+        return https_get(self.port, path, token)
 
     def output(self) -> str:
         return self.log.read_text()

@@ -20,7 +20,9 @@ from deploy_support import (
     DEPLOY,
     PodProcess,
     configmap_data,
+    metric_value,
     pod_command,
+    report,
     wait_for,
 )
 from kubernetes import client
@@ -63,7 +65,7 @@ def test_pod_process_runs_the_images_command(installed, tmp_path):
         "--config",
         str(tmp_path / "etc-kubesched" / "scheduler-config.yaml"),
         "--bind-address=127.0.0.1",
-        "--port=8080",
+        "--secure-port=8080",
     ]
 
 
@@ -184,4 +186,62 @@ def test_another_schedulers_lease_is_never_taken(
         other_scheduler_lease, LEASE_NAMESPACE
     )
     assert lease.spec.holder_identity == "kube-scheduler-0"
+    assert proc.terminate() == 0
+
+
+def test_the_secure_port_serves_metrics_to_tokens_the_shipped_rbac_allows(
+    request, installed, sa_credentials, core_v1, namespace, nodes, pods
+):
+    """As the Deployment runs it, with deploy/manifests/rbac.yaml alone: HTTPS on the secure
+    port; /metrics 401 without a token, 403 for an identity not allowed, 200 for the
+    scheduler's ServiceAccount (kubesched:metrics-reader), its TokenReviews and
+    SubjectAccessReviews allowed by system:auth-delegator; health paths open. The metrics
+    count the pod it scheduled."""
+    nodes(f"enabled-{uuid.uuid4().hex[:6]}", labels={LABEL: "true"})
+    proc = pods(installed, sa_credentials)
+    proc.wait_ready()
+    core_v1.create_namespaced_pod(namespace, _seed_test_pod())
+    wait_for(lambda: core_v1.read_namespaced_pod("test-pod", namespace).spec.node_name, 30, "bound")
+    core_v1.create_namespaced_service_account(namespace, {"metadata": {"name": "someone"}})
+    someone = core_v1.create_namespaced_service_account_token(
+        "someone", namespace, {"spec": {"expirationSeconds": 600}}
+    ).status.token
+
+    anonymous = proc.get("/metrics")
+    forbidden = proc.get("/metrics", someone)
+    allowed = wait_for(  # the attempt is counted once the binding cycle has ended
+        lambda: (
+            (a := proc.get("/metrics", sa_credentials.token))[0] == 200
+            and 'result="scheduled"' in a[1]
+            and a
+        ),
+        30,
+        "the scheduled attempt in /metrics",
+    )
+    health = {path: proc.get(path) for path in ("/healthz", "/livez", "/readyz")}
+
+    assert anonymous[0] == 401
+    assert forbidden[0] == 403
+    assert (
+        f'User "system:serviceaccount:{namespace}:someone" cannot get path "/metrics"'
+        in (forbidden[1])
+    )
+    assert health == {path: (200, "ok\n") for path in health}
+    text = allowed[1]
+    profile = {"profile": "custom-scheduler"}
+    scheduled = {"result": "scheduled", **profile}
+    assert metric_value(text, "scheduler_schedule_attempts_total", **scheduled) >= 1
+    attempts = "scheduler_scheduling_attempt_duration_seconds_count"
+    assert metric_value(text, attempts, **scheduled) >= 1
+    point = "scheduler_framework_extension_point_duration_seconds_count"
+    for name in ("PreFilter", "Filter", "Reserve", "Permit", "PreBind", "Bind", "PostBind"):
+        assert metric_value(text, point, extension_point=name, status="Success", **profile) >= 1
+    assert metric_value(text, "scheduler_binding_duration_seconds_count", result="success") >= 1
+    assert metric_value(text, "scheduler_pending_pods", queue="active") == 0
+    assert metric_value(text, "leader_election_master_status", name="kube-scheduler") == 1
+    report(
+        request.config,
+        "secure port as custom-scheduler: /metrics 401 without a token, 403 for "
+        f"{namespace}:someone, 200 for its own ServiceAccount; /healthz /livez /readyz 200",
+    )
     assert proc.terminate() == 0

@@ -121,6 +121,29 @@ def test_the_lease_role_names_the_profiles_lease():
     assert binding["metadata"]["namespace"] == election["resourceNamespace"]
 
 
+def test_the_secure_port_rbac_is_kube_schedulers():
+    """Delegated auth through the bootstrap system:auth-delegator (tokenreviews and
+    subjectaccessreviews), and a reader role for the /metrics path, bound to the scheduler."""
+    objects = manifests()
+    delegator = objects[("ClusterRoleBinding", "kubesched:custom-scheduler:auth-delegator")]
+    assert delegator["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "system:auth-delegator",
+    }
+    reader = objects[("ClusterRole", "kubesched:metrics-reader")]
+    assert reader["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    bound = objects[("ClusterRoleBinding", "kubesched:metrics-reader:custom-scheduler")]
+    assert bound["roleRef"]["name"] == "kubesched:metrics-reader"
+    referenced = {
+        doc["roleRef"]["name"]
+        for (kind, _), doc in objects.items()
+        if kind in ("ClusterRoleBinding", "RoleBinding")
+    }
+    ours = {name for (kind, name) in objects if kind in ("ClusterRole", "Role")}
+    assert referenced - ours == {"system:auth-delegator"}, "no other borrowed role"
+
+
 def test_the_roles_stay_within_kube_schedulers_bootstrap_role():
     objects = manifests()
     rules = objects[("ClusterRole", "kubesched:custom-scheduler")]["rules"]
@@ -140,8 +163,11 @@ def test_every_binding_names_the_deployments_service_account():
     service_account = objects[("ServiceAccount", "custom-scheduler")]["metadata"]
     pod = objects[("Deployment", "custom-scheduler")]["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == service_account["name"]
-    for kind in ("ClusterRoleBinding", "RoleBinding"):
-        (binding,) = [doc for (k, _), doc in objects.items() if k == kind]
+    bindings = [
+        doc for (k, _), doc in objects.items() if k in ("ClusterRoleBinding", "RoleBinding")
+    ]
+    assert len(bindings) == 4
+    for binding in bindings:
         assert binding["subjects"] == [
             {
                 "kind": "ServiceAccount",
@@ -171,10 +197,11 @@ def test_the_deployment_is_two_hardened_replicas_with_probes_and_limits():
     assert volumes[mounts["/etc/kubesched"]]["configMap"]["name"] == "custom-scheduler-config"
 
 
-def test_the_probes_ask_the_port_kubesched_serves():
+def test_the_probes_ask_the_secure_port_kubesched_serves():
+    """kube-scheduler's secure port, 10259, over HTTPS; no plain --port."""
     container = deployment_container()
     args = dict(arg.removeprefix("--").split("=", 1) for arg in container["args"])
-    assert args == {"bind-address": "0.0.0.0", "port": "10251"}
+    assert args == {"bind-address": "0.0.0.0", "secure-port": "10259"}
     named = {p["name"]: p["containerPort"] for p in container["ports"]}
     probes = {
         kind: container[kind]["httpGet"]
@@ -184,7 +211,9 @@ def test_the_probes_ask_the_port_kubesched_serves():
     assert probes["startupProbe"]["path"] == "/healthz"
     assert probes["readinessProbe"]["path"] == "/readyz"
     for probe in probes.values():
-        assert named[probe["port"]] == int(args["port"])
+        assert named[probe["port"]] == int(args["secure-port"])
+        assert probe["scheme"] == "HTTPS"
+    assert list(named.values()) == [10259]
 
 
 def test_the_image_is_custom_scheduler_at_the_project_version():
@@ -243,7 +272,7 @@ def test_the_readme_overlay_pins_the_image_by_digest(kubectl, tmp_path):
     assert re.fullmatch(r"sha256:[0-9a-f]{64}", image["digest"])
 
 
-def test_the_network_policy_admits_only_the_health_port():
+def test_the_network_policy_admits_only_the_secure_port():
     """Ingress to the scheduler's pods only on the port its container serves health and
     metrics on; the policy selects exactly the Deployment's pods."""
     policy = manifests()[("NetworkPolicy", "custom-scheduler")]

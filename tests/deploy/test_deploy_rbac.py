@@ -22,7 +22,7 @@ LEASE = "custom-scheduler"
 @dataclass(frozen=True)
 class Access:
     verb: str
-    resource: str  # "pods", "pods/binding", "leases.coordination.k8s.io"
+    resource: str  # "pods", "pods/binding", "leases.coordination.k8s.io"; "/metrics": a path
     namespace: str = ""
     name: str = ""
     allowed: bool = False
@@ -86,6 +86,10 @@ MATRIX = [
     granted("create", "leases.coordination.k8s.io", "its Lease, once (create has no name)", NS),
     granted("get", "leases.coordination.k8s.io", "leader election", NS, LEASE),
     granted("update", "leases.coordination.k8s.io", "leader election", NS, LEASE),
+    # The secure port (system:auth-delegator, kubesched:metrics-reader).
+    granted("create", "tokenreviews.authentication.k8s.io", "whose is a /metrics token"),
+    granted("create", "subjectaccessreviews.authorization.k8s.io", "may they get /metrics"),
+    granted("get", "/metrics", "its own token scrapes its metrics"),
     # What it must not do.
     refused("get", "secrets", "no secrets", NS),
     refused("list", "secrets", "no secrets"),
@@ -134,13 +138,19 @@ MATRIX = [
     refused("create", "rolebindings.rbac.authorization.k8s.io", "grants nothing", NS),
     refused("bind", "clusterroles.rbac.authorization.k8s.io", "grants nothing"),
     refused("*", "*.*", "not an admin"),
+    refused("create", "localsubjectaccessreviews.authorization.k8s.io", "cluster-wide only", NS),
+    refused("delete", "/metrics", "resets no apiserver's metrics"),
+    refused("get", "/debug/pprof/profile", "profiles no apiserver"),
+    refused("get", "/logs", "reads no apiserver logs"),
 ]
 
 
 def review(api: client.ApiClient, access: Access) -> tuple[bool, str]:
-    answer = client.AuthorizationV1Api(api).create_self_subject_access_review(
-        {"spec": {"resourceAttributes": access.attributes}}
-    )
+    if access.resource.startswith("/"):
+        spec = {"nonResourceAttributes": {"path": access.resource, "verb": access.verb}}
+    else:
+        spec = {"resourceAttributes": access.attributes}
+    answer = client.AuthorizationV1Api(api).create_self_subject_access_review({"spec": spec})
     return bool(answer.status.allowed), answer.status.reason or ""
 
 

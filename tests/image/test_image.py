@@ -6,19 +6,17 @@ and group, a read-only root filesystem, every capability dropped, no privilege e
 ConfigMap's files at its mount path and a size-limited ``/tmp``, and what the kubelet adds: a
 service-account directory (a TokenRequest token, the cluster's CA, the namespace) at
 ``/var/run/secrets/kubernetes.io/serviceaccount`` and ``KUBERNETES_SERVICE_HOST``/``PORT``. It
-runs on the host's network to reach the test apiserver on loopback, so the health port, the one
-arg that differs, is a free port instead of 10251. Resource limits and the probes are left to
-the kubelet: they are not the image's.
+runs on the host's network to reach the test apiserver on loopback, so the secure port, the one
+arg that differs, is a free port instead of 10259; it is probed over HTTPS as the Deployment's
+probes do, and /metrics is scraped with the ServiceAccount's token. Resource limits and the
+probes' timing are left to the kubelet: they are not the image's.
 """
 
 from __future__ import annotations
 
 import json
-import ssl
 import subprocess
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -32,6 +30,8 @@ from deploy_support import (
     MANIFESTS,
     configmap_data,
     free_port,
+    https_get,
+    metric_value,
     plugin_wheel,
     report,
     wait_for,
@@ -60,7 +60,7 @@ BUNDLED = sorted(p.name for p in (DEPLOY.parent / "plugins").iterdir() if p.is_d
 # -- the health endpoint: the one place that knows how it is reached ------------------------------
 
 #: The Deployment's container port the probes use, by name.
-HEALTH_PORT_NAME = "health"
+HEALTH_PORT_NAME = "https"
 
 
 def health_url(port: int, path: str) -> str:
@@ -70,19 +70,12 @@ def health_url(port: int, path: str) -> str:
     return f"{scheme}://127.0.0.1:{port}{path}"
 
 
-def health_get(port: int, path: str) -> tuple[int, str]:
-    """GET ``path``; (0, "") while nothing answers. A self-signed serving certificate is
-    accepted, as the kubelet's probes accept it."""
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    try:
-        with urllib.request.urlopen(health_url(port, path), timeout=5, context=context) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return 0, ""
+def health_get(port: int, path: str, token: str | None = None) -> tuple[int, str]:
+    """GET ``path`` as the probes do (HTTPS, the self-signed certificate accepted), with
+    ``token`` as a bearer token; (0, "") while nothing answers."""
+    url = health_url(port, path)
+    assert url.startswith("https://"), f"the probes' scheme is not HTTPS: {url}"
+    return https_get(port, path, token)
 
 
 # -- the pod, as a container ---------------------------------------------------------------------
@@ -226,7 +219,7 @@ def start_pod(
 
 
 def test_the_image_schedules_the_seed_test_pod_as_the_deployment_runs_it(
-    start_pod, core_v1, namespace, nodes
+    start_pod, sa_credentials, core_v1, namespace, nodes
 ):
     suffix = uuid.uuid4().hex[:6]
     nodes(f"plain-{suffix}")
@@ -235,7 +228,9 @@ def test_the_image_schedules_the_seed_test_pod_as_the_deployment_runs_it(
 
     pod = start_pod()
     pod.wait_ready()
+    assert health_url(pod.port, "/healthz").startswith("https://")
     assert health_get(pod.port, "/healthz")[0] == 200
+    assert health_get(pod.port, "/livez")[0] == 200
     assert "credentials in-cluster" in pod.logs()
 
     # The process is the pod's: uid/gid 65532, no capabilities, no new privileges, read-only root.
@@ -283,14 +278,11 @@ def test_the_image_schedules_the_seed_test_pod_as_the_deployment_runs_it(
     assert lease.spec.holder_identity
     assert f"successfully acquired lease {LEASE[0]}/{LEASE[1]}" in pod.logs()
 
-    code, metrics = health_get(pod.port, "/metrics")
-    assert code == 200
-    scheduled_attempts = [
-        float(line.rsplit(" ", 1)[1])
-        for line in metrics.splitlines()
-        if line.startswith("scheduler_schedule_attempts_total{") and 'result="scheduled"' in line
-    ]
-    assert scheduled_attempts == [1.0], metrics
+    assert health_get(pod.port, "/metrics")[0] == 401  # no token
+    code, metrics = health_get(pod.port, "/metrics", sa_credentials.token)
+    assert code == 200, metrics
+    scheduled = {"result": "scheduled", "profile": "custom-scheduler"}
+    assert metric_value(metrics, "scheduler_schedule_attempts_total", **scheduled) == 1
 
     assert pod.terminate() == 0, pod.logs()[-3000:]
     released = coordination.read_namespaced_lease(LEASE[1], LEASE[0])

@@ -1,12 +1,15 @@
 """Nothing leaks: the health and metrics endpoint shows no object data and no secret, and the logs
 never print a token, a key, a certificate or the kubeconfig's contents, at the most verbose
-level, whether things work or fail."""
+level, whether things work or fail. The endpoint is the default one, HTTPS on the secure port,
+scraped with a token (so the TokenReview that carries it goes through the logged request
+path too)."""
 
 from __future__ import annotations
 
 import base64
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -21,9 +24,15 @@ from kubesched_process import LABEL, SA_NAME, SA_NAMESPACE, apply_rbac, free_por
 PATHS = ["/healthz", "/readyz", "/metrics", "/metrics?name[]=x", "/nope", "/../etc/passwd"]
 
 
-def _get(port: int, path: str) -> str:
+def _get(port: int, path: str, token: str | None = None) -> str:
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # the self-signed serving certificate
+    request = urllib.request.Request(f"https://127.0.0.1:{port}{path}")
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+        with urllib.request.urlopen(request, timeout=5, context=context) as r:
             return r.read().decode(errors="replace")
     except urllib.error.HTTPError as exc:
         return exc.read().decode(errors="replace")
@@ -46,7 +55,7 @@ def _run(config: Path, kubeconfig: Path, log: Path, port: int) -> subprocess.Pop
             str(kubeconfig),
             "--bind-address",
             "127.0.0.1",
-            "--port",
+            "--secure-port",
             str(port),
         ],
         stdout=log.open("w"),
@@ -151,7 +160,8 @@ def test_endpoints_and_logs_expose_nothing(
             time.sleep(0.2)
         assert pod.spec.node_name == node
         time.sleep(1.5)  # the stuck pod's FailedScheduling, a few retries
-        answers = {path: _get(port, path) for path in PATHS}
+        answers = {path: _get(port, path, token) for path in PATHS}
+        answers["/metrics without a token"] = _get(port, "/metrics")
     finally:
         _stop(proc)
     forbidden = {
@@ -168,6 +178,7 @@ def test_endpoints_and_logs_expose_nothing(
         for what, value in forbidden.items():
             assert value not in text, f"{path} shows the {what}"
     assert "scheduler_schedule_attempts_total" in answers["/metrics"]
+    assert answers["/metrics without a token"] == "Unauthorized\n"
     logs = log.read_text(errors="replace")
     assert "DEBUG" in logs or '"debug"' in logs.lower(), "not the debug level"
     for value in [token, f"pw-{marker}", *_secrets_of(kubeconfig.read_text())]:

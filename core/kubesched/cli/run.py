@@ -6,6 +6,11 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from kubesched.errors import KubeschedError
+
+#: kube-scheduler's secure port: ``kubesched run`` serves HTTPS there unless given ``--port``.
+SECURE_PORT = 10259
+
 
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from kubesched.service.run import (  # imports the Kubernetes client: only when running
@@ -14,19 +19,35 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
 
     leader_elect = None if args.leader_elect is None else args.leader_elect == "true"
+    # HTTPS on --secure-port (kube-scheduler's 10259) unless plain HTTP is asked for by --port.
+    plain = args.port is not None
+    if plain and args.secure_port is not None:
+        raise KubeschedError(
+            f"--port {args.port} and --secure-port {args.secure_port}: give one (--port serves "
+            "plain HTTP, --secure-port HTTPS with /metrics behind the apiserver's authorization)"
+        )
+    if plain and (args.tls_cert_file or args.tls_private_key_file):
+        raise KubeschedError(
+            "--tls-cert-file and --tls-private-key-file apply to --secure-port; --port "
+            f"{args.port} serves plain HTTP"
+        )
     return run(
         RunOptions(
             config=args.config,
             kubeconfig=args.kubeconfig,
             leader_elect=leader_elect,
             address=args.bind_address,
-            port=args.port if args.secure_port is None else args.secure_port,
+            port=args.port if plain else _or(args.secure_port, SECURE_PORT),
             plugin_timeout=args.plugin_timeout,
-            secure=args.secure_port is not None,
+            secure=not plain,
             tls_cert_file=args.tls_cert_file,
             tls_key_file=args.tls_private_key_file,
         )
     )
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
 
 
 def register_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -46,18 +67,27 @@ def register_commands(commands: argparse._SubParsersAction) -> None:  # type: ig
         "--bind-address", default="0.0.0.0", help="address of /healthz, /readyz and /metrics"
     )
     run.add_argument(
-        "--port", type=int, default=10251, help="port of the health endpoint (0 picks a free one)"
-    )
-    run.add_argument(
         "--secure-port",
         type=int,
         default=None,
         metavar="N",
-        help="serve /healthz, /livez, /readyz and /metrics over HTTPS on this port instead of "
-        "--port (kube-scheduler's 10259), /metrics only for tokens the apiserver authorizes "
-        "(TokenReview + SubjectAccessReview: get on /metrics)",
+        help=f"serve /healthz, /livez, /readyz and /metrics over HTTPS on this port (default "
+        f"{SECURE_PORT}, kube-scheduler's; 0 picks a free one), /metrics only for tokens the "
+        "apiserver authorizes (TokenReview + SubjectAccessReview: get on /metrics)",
     )
-    run.add_argument("--tls-cert-file", default="", help="the HTTPS certificate (else self-signed)")
+    run.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        metavar="N",
+        help="serve them over plain HTTP on this port instead, /metrics unauthenticated "
+        "(kube-scheduler's former insecure port, 10251; 0 picks a free one)",
+    )
+    run.add_argument(
+        "--tls-cert-file",
+        default="",
+        help="the HTTPS certificate, PEM (default: a self-signed one made at start-up)",
+    )
     run.add_argument("--tls-private-key-file", default="", help="the key of --tls-cert-file")
     run.add_argument(
         "--plugin-timeout",

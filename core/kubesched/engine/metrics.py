@@ -1,30 +1,53 @@
-"""kube-scheduler's metrics, in the Prometheus text exposition format 0.0.4.
+"""kube-scheduler's metrics, kept by ``prometheus_client`` in a registry per scheduler.
 
-A small registry of our own (counters, gauges, histograms with labels), thread-safe, with the
-names, labels, help texts and buckets of kube-scheduler (``pkg/scheduler/metrics/metrics.go``) and
-of client-go's leader election, so dashboards and alerts written for kube-scheduler work
-unchanged. As in component-base, each help text starts with the metric's stability level.
+The names, labels, help texts and buckets are kube-scheduler's (``pkg/scheduler/metrics/
+metrics.go``) and client-go's leader election's, so dashboards and alerts written for
+kube-scheduler work unchanged. As in component-base, each help text starts with the metric's
+stability level. Each :class:`SchedulerMetrics` has its own ``CollectorRegistry``: two schedulers
+in one process (tests, ``extender serve``) never share a sample.
+
+Plugin durations are kube's sampled, asynchronous kind: the framework times the plugins of a
+fraction of cycles (:data:`PLUGIN_METRICS_SAMPLE_PERCENT`), :meth:`SchedulerMetrics.plugin` only
+appends to a buffer of at most :data:`PLUGIN_BUFFER_SIZE` observations (more are dropped, as
+kube's ``MetricAsyncRecorder`` drops them), and the buffer goes into the histogram at
+:meth:`SchedulerMetrics.flush` — every second from the scheduling loop, and before each scrape.
 """
 
 from __future__ import annotations
 
-import bisect
-import math
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any
+
+import prometheus_client
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from kubesched.framework.status import Code
 
 __all__ = [
     "CONTENT_TYPE",
+    "PLUGIN_BUFFER_SIZE",
+    "PLUGIN_METRICS_SAMPLE_PERCENT",
     "STATUS_LABELS",
     "SchedulerMetrics",
     "exponential_buckets",
     "status_label",
 ]
 
-#: The ``Content-Type`` of :meth:`SchedulerMetrics.render`'s output.
+# kube-scheduler exposes no ``*_created`` series; neither do we (fewer lines per scrape, too).
+prometheus_client.disable_created_metrics()
+
+#: The ``Content-Type`` of :meth:`SchedulerMetrics.render`'s output (the text format 0.0.4,
+#: which kube-scheduler serves and every Prometheus reads).
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+#: kube-scheduler's ``pluginMetricsSamplePercent``: the share of scheduling cycles whose plugin
+#: calls are timed into ``scheduler_plugin_execution_duration_seconds``.
+PLUGIN_METRICS_SAMPLE_PERCENT = 10
+
+#: kube-scheduler's ``NewMetricsAsyncRecorder(1000, time.Second, ...)``: plugin observations
+#: buffered between two flushes; beyond it they are dropped.
+PLUGIN_BUFFER_SIZE = 1000
 
 #: kube-scheduler's ``Code.String()``: the ``status`` label values.
 STATUS_LABELS: Mapping[Code, str] = {
@@ -60,124 +83,6 @@ def exponential_buckets(start: float, factor: float, count: int) -> tuple[float,
     return tuple(bounds)
 
 
-def _float(value: float) -> str:
-    """A sample value or bound as the Go client writes it (shortest form, ``+Inf``, ``NaN``)."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == int(value) and abs(value) < 1e15:
-        return str(int(value))
-    return repr(value)
-
-
-def _escape_label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _escape_help(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
-
-
-def _labels(names: Sequence[str], values: Sequence[str], extra: str = "") -> str:
-    pairs = [f'{name}="{_escape_label(value)}"' for name, value in zip(names, values, strict=True)]
-    if extra:
-        pairs.append(extra)
-    return "{" + ",".join(pairs) + "}" if pairs else ""
-
-
-class _Family:
-    """One metric name: its type, help, label names and one child per label-value tuple."""
-
-    kind = ""
-
-    def __init__(self, name: str, help: str, labels: Sequence[str]) -> None:
-        self.name = name
-        self.help = help
-        self.label_names = tuple(labels)
-        self._lock = threading.Lock()
-
-    def _key(self, values: Sequence[str]) -> tuple[str, ...]:
-        if len(values) != len(self.label_names):
-            raise ValueError(f"{self.name}: expected labels {self.label_names}, got {values}")
-        return tuple(str(v) for v in values)
-
-    def samples(self) -> Iterator[str]:
-        raise NotImplementedError
-
-    def render(self) -> Iterator[str]:
-        lines = list(self.samples())
-        if not lines:
-            return
-        yield f"# HELP {self.name} {_escape_help(self.help)}"
-        yield f"# TYPE {self.name} {self.kind}"
-        yield from lines
-
-
-class _Counter(_Family):
-    kind = "counter"
-
-    def __init__(self, name: str, help: str, labels: Sequence[str]) -> None:
-        super().__init__(name, help, labels)
-        self._values: dict[tuple[str, ...], float] = {}
-
-    def inc(self, values: Sequence[str], amount: float = 1.0) -> None:
-        if amount < 0:
-            raise ValueError(f"{self.name}: a counter cannot decrease (got {amount})")
-        key = self._key(values)
-        with self._lock:
-            self._values[key] = self._values.get(key, 0.0) + amount
-
-    def samples(self) -> Iterator[str]:
-        with self._lock:
-            items = sorted(self._values.items())
-        for key, value in items:
-            yield f"{self.name}{_labels(self.label_names, key)} {_float(value)}"
-
-
-class _Gauge(_Counter):
-    kind = "gauge"
-
-    def set(self, values: Sequence[str], value: float) -> None:
-        key = self._key(values)
-        with self._lock:
-            self._values[key] = float(value)
-
-
-class _Histogram(_Family):
-    kind = "histogram"
-
-    def __init__(
-        self, name: str, help: str, labels: Sequence[str], buckets: Iterable[float]
-    ) -> None:
-        super().__init__(name, help, labels)
-        self.buckets = tuple(buckets)
-        # Per label tuple: [count in each bucket (not cumulative) ..., count above the last], sum.
-        self._children: dict[tuple[str, ...], tuple[list[int], list[float]]] = {}
-
-    def observe(self, values: Sequence[str], value: float) -> None:
-        key = self._key(values)
-        index = bisect.bisect_left(self.buckets, value)  # upper bounds are inclusive ("le")
-        with self._lock:
-            child = self._children.get(key)
-            if child is None:
-                child = self._children[key] = ([0] * (len(self.buckets) + 1), [0.0])
-            child[0][index] += 1
-            child[1][0] += value
-
-    def samples(self) -> Iterator[str]:
-        with self._lock:
-            items = sorted((k, (list(c[0]), c[1][0])) for k, c in self._children.items())
-        for key, (counts, total) in items:
-            cumulative = 0
-            for bound, count in zip((*self.buckets, math.inf), counts, strict=True):
-                cumulative += count
-                le = f'le="{_float(bound)}"'
-                yield f"{self.name}_bucket{_labels(self.label_names, key, le)} {cumulative}"
-            yield f"{self.name}_sum{_labels(self.label_names, key)} {_float(total)}"
-            yield f"{self.name}_count{_labels(self.label_names, key)} {cumulative}"
-
-
 class SchedulerMetrics:
     """The scheduler's metrics: record with the methods below, expose with :meth:`render`.
 
@@ -189,19 +94,23 @@ class SchedulerMetrics:
     """
 
     def __init__(self) -> None:
-        self._schedule_attempts = _Counter(
-            "scheduler_schedule_attempts_total",
+        self.registry = CollectorRegistry(auto_describe=False)
+        registry = self.registry
+        self._schedule_attempts = Counter(
+            "scheduler_schedule_attempts",
             "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means "
             "a pod could not be scheduled, while 'error' means an internal scheduler problem.",
             ("result", "profile"),
+            registry=registry,
         )
-        self._attempt_duration = _Histogram(
+        self._attempt_duration = Histogram(
             "scheduler_scheduling_attempt_duration_seconds",
             "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)",
             ("result", "profile"),
-            exponential_buckets(0.001, 2, 15),
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=registry,
         )
-        self._pending_pods = _Gauge(
+        self._pending_pods = Gauge(
             "scheduler_pending_pods",
             "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods "
             "in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means "
@@ -209,67 +118,98 @@ class SchedulerMetrics:
             "failed; 'gated' is the number of unschedulable pods that the scheduler never "
             "attempted to schedule because they are gated.",
             ("queue",),
+            registry=registry,
         )
-        self._extension_point_duration = _Histogram(
+        self._extension_point_duration = Histogram(
             "scheduler_framework_extension_point_duration_seconds",
             "[STABLE] Latency for running all plugins of a specific extension point.",
             ("extension_point", "status", "profile"),
-            exponential_buckets(0.0001, 2, 12),
+            buckets=exponential_buckets(0.0001, 2, 12),
+            registry=registry,
         )
-        self._plugin_duration = _Histogram(
+        self._plugin_duration = Histogram(
             "scheduler_plugin_execution_duration_seconds",
             "[ALPHA] Duration for running a plugin at a specific extension point.",
             ("plugin", "extension_point", "status"),
-            exponential_buckets(0.00001, 1.5, 20),
+            buckets=exponential_buckets(0.00001, 1.5, 20),
+            registry=registry,
         )
-        self._binding_duration = _Histogram(
+        self._binding_duration = Histogram(
             "scheduler_binding_duration_seconds",
             "[ALPHA] Binding latency in seconds",
             ("result",),
-            exponential_buckets(0.001, 2, 15),
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=registry,
         )
-        self._leader = _Gauge(
+        self._leader = Gauge(
             "leader_election_master_status",
             "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 "
             "indicates backup, 1 indicates master. 'name' is the string used to identify the "
             "lease. Please make sure to group by name.",
             ("name",),
+            registry=registry,
         )
-        self._families: tuple[_Family, ...] = (
-            self._schedule_attempts,
-            self._attempt_duration,
-            self._pending_pods,
-            self._extension_point_duration,
-            self._plugin_duration,
-            self._binding_duration,
-            self._leader,
-        )
+        # (plugin, extension_point, status, seconds) waiting for flush(); list.append is
+        # atomic, and flush() swaps the list under the lock.
+        self._plugin_buffer: list[tuple[str, str, str, float]] = []
+        self._flush_lock = threading.Lock()
+        #: Plugin observations dropped because the buffer was full (kube drops them silently).
+        self.plugin_observations_dropped = 0
+        # Children by label values: ``labels()`` costs more than the observation itself, and
+        # the hot paths (every extension point of every cycle) reuse a handful of them.
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+    def _child(self, metric: Any, values: tuple[str, ...]) -> Any:
+        key = (id(metric), values)
+        child = self._children.get(key)
+        if child is None:  # a race only makes labels() return the same child twice
+            child = self._children[key] = metric.labels(*values)
+        return child
 
     def attempt(self, result: str, profile: str, seconds: float) -> None:
         """One scheduling attempt: ``scheduler_schedule_attempts_total`` and
         ``scheduler_scheduling_attempt_duration_seconds``, by ``result`` and ``profile``."""
-        self._schedule_attempts.inc((result, profile))
-        self._attempt_duration.observe((result, profile), seconds)
+        self._child(self._schedule_attempts, (result, profile)).inc()
+        self._child(self._attempt_duration, (result, profile)).observe(seconds)
 
     def extension_point(
         self, extension_point: str, status: str, profile: str, seconds: float
     ) -> None:
         """All plugins of one extension point, once:
         ``scheduler_framework_extension_point_duration_seconds``."""
-        self._extension_point_duration.observe((extension_point, status, profile), seconds)
+        point = self._child(self._extension_point_duration, (extension_point, status, profile))
+        point.observe(seconds)
 
     def plugin(self, plugin: str, extension_point: str, status: str, seconds: float) -> None:
-        """One plugin at one extension point: ``scheduler_plugin_execution_duration_seconds``.
+        """One plugin call at one extension point, for
+        ``scheduler_plugin_execution_duration_seconds``: buffered until :meth:`flush` (kube's
+        ``ObservePluginDurationAsync``); dropped when :data:`PLUGIN_BUFFER_SIZE` are waiting.
 
-        kube-scheduler records this for a sample of cycles only (10%), as it is the costliest
-        metric to keep; sampling is the caller's choice here.
-        """
-        self._plugin_duration.observe((plugin, extension_point, status), seconds)
+        The framework calls this for the sampled cycles only (kube's
+        ``ShouldRecordPluginMetrics``)."""
+        buffer = self._plugin_buffer
+        if len(buffer) >= PLUGIN_BUFFER_SIZE:
+            self.plugin_observations_dropped += 1
+            return
+        buffer.append((plugin, extension_point, status, seconds))
+
+    def plugin_buffer_has_room(self) -> bool:
+        """Whether :meth:`plugin` would keep an observation now (the framework times plugin
+        calls only then)."""
+        return len(self._plugin_buffer) < PLUGIN_BUFFER_SIZE
+
+    def flush(self) -> None:
+        """Move the buffered plugin observations into their histogram."""
+        with self._flush_lock:
+            buffered, self._plugin_buffer = self._plugin_buffer, []
+            histogram, child_of = self._plugin_duration, self._child
+            for plugin, point, status, seconds in buffered:
+                child_of(histogram, (plugin, point, status)).observe(seconds)
 
     def set_pending(self, counts: Mapping[str, int]) -> None:
         """``scheduler_pending_pods`` for each queue in ``counts``; other queues keep theirs."""
         for queue, count in counts.items():
-            self._pending_pods.set((queue,), count)
+            self._pending_pods.labels(queue).set(count)
 
     def binding(self, result: str, seconds: float) -> None:
         """One binding API call (POST ``pods/binding``): ``scheduler_binding_duration_seconds``.
@@ -279,16 +219,16 @@ class SchedulerMetrics:
         ``scheduler_framework_extension_point_duration_seconds{extension_point="Bind"}``, which
         :meth:`extension_point` records. The ``result`` label (``success`` or ``error``) is ours.
         """
-        self._binding_duration.observe((result,), seconds)
+        self._child(self._binding_duration, (result,)).observe(seconds)
 
     def set_leader(self, is_leader: bool, name: str = "kube-scheduler") -> None:
         """client-go's ``leader_election_master_status{name}``: 1 while leading, else 0.
 
         kube-scheduler names its election ``kube-scheduler`` whatever the Lease is called.
         """
-        self._leader.set((name,), 1.0 if is_leader else 0.0)
+        self._leader.labels(name).set(1.0 if is_leader else 0.0)
 
     def render(self) -> bytes:
-        """Every metric with at least one sample, in the text exposition format 0.0.4."""
-        lines = [line for family in self._families for line in family.render()]
-        return ("\n".join(lines) + "\n").encode() if lines else b""
+        """Every metric in the text exposition format 0.0.4 (buffered observations included)."""
+        self.flush()
+        return generate_latest(self.registry)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import operator
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from kubesched.api.objects import Pod
+from kubesched.engine.metrics import STATUS_LABELS
 from kubesched.engine.reuse import PodSignature, ResultMemo, signature_key
 from kubesched.errors import ArgsError, FieldError, KubeschedError, PluginLoadError
 from kubesched.framework import hookspecs
@@ -170,6 +172,58 @@ def _adapt(
     return lambda *args: function(*[args[i] for i in picks])
 
 
+#: The ``extension_point`` label of each hook's plugin calls in
+#: ``scheduler_plugin_execution_duration_seconds`` (kube-scheduler's metrics constants).
+_PLUGIN_METRIC_POINTS = {
+    "pre_filter": "PreFilter",
+    "filter": "Filter",
+    "pre_filter_add_pod": "PreFilterExtensionAddPod",
+    "pre_filter_remove_pod": "PreFilterExtensionRemovePod",
+    "post_filter": "PostFilter",
+    "pre_score": "PreScore",
+    "score": "Score",
+    "normalize_score": "ScoreExtensionNormalize",
+    "reserve": "Reserve",
+    "unreserve": "Unreserve",
+    "permit": "Permit",
+    "pre_bind": "PreBind",
+    "bind": "Bind",
+    "post_bind": "PostBind",
+}
+
+
+def _result_code(result: Any) -> str:
+    """The ``status`` label of what a plugin returned: its Status's code, else Success (a
+    score, a PreFilterResult, ``None``); a PostFilter's ``(result, status)`` by its status."""
+    if isinstance(result, Status):
+        return STATUS_LABELS[result.code]
+    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], Status):
+        return STATUS_LABELS[result[1].code]
+    return "Success"
+
+
+def _timed(
+    call: Callable[..., Any],
+    plugin: str,
+    point: str,
+    observe: Callable[[str, str, str, float], None],
+) -> Callable[..., Any]:
+    """``call``, timed: ``observe(plugin, point, status, seconds)`` after each call (kube's
+    ``ObservePluginDurationAsync``); a call that raises is observed as an Error."""
+
+    def timed(*args: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            result = call(*args)
+        except Exception:
+            observe(plugin, point, "Error", time.perf_counter() - began)
+            raise
+        observe(plugin, point, _result_code(result), time.perf_counter() - began)
+        return result
+
+    return timed
+
+
 class Framework:
     """Builds a profile's plugins and runs its extension points."""
 
@@ -227,6 +281,39 @@ class Framework:
         # the scheduler's plugin time limit, to name the culprit).
         self._point = ""
         self._current: PluginCall | None = None
+        #: The calls of cycles whose CycleState has ``record_plugin_metrics`` (timed once
+        #: :meth:`record_plugin_durations` is called; the plain calls until then).
+        self._sampled_calls: dict[str, list[PluginCall]] = self._calls
+        self._plugin_room: Callable[[], bool] = lambda: False  # nothing records until then
+
+    def record_plugin_durations(
+        self, observe: Callable[[str, str, str, float], None], has_room: Callable[[], bool]
+    ) -> None:
+        """Time each plugin call of the cycles whose state has ``record_plugin_metrics``:
+        ``observe(plugin, extension_point, status, seconds)``, kube-scheduler's
+        ``scheduler_plugin_execution_duration_seconds``. Other cycles pay nothing, and neither
+        does a point run while ``has_room()`` is False (the observations would be dropped, as
+        kube drops what its full buffer cannot take; here the timing is saved too)."""
+        self._sampled_calls = {
+            hook: [
+                PluginCall(
+                    c.plugin,
+                    _timed(c.call, c.plugin, _PLUGIN_METRIC_POINTS[hook], observe),
+                    c.weight,
+                )
+                if hook in _PLUGIN_METRIC_POINTS
+                else c
+                for c in calls
+            ]
+            for hook, calls in self._calls.items()
+        }
+        self._plugin_room = has_room
+
+    def _calls_of(self, state: CycleState) -> dict[str, list[PluginCall]]:
+        """The plugin calls for ``state``'s cycle: timed in a sampled cycle."""
+        if state.record_plugin_metrics and self._plugin_room():
+            return self._sampled_calls
+        return self._calls
 
     # -- construction --------------------------------------------------------------------------
     def _build_plugin(self, name: str, registry: Registry, errors: list[FieldError]) -> None:
@@ -379,7 +466,7 @@ class Framework:
         if signature is None:
             return None
         skip = state.skip_filter_plugins
-        running = [c for c in self._calls["filter"] if c.plugin not in skip]
+        running = [c for c in self._calls_of(state)["filter"] if c.plugin not in skip]
         signed = [(i, c) for i, c in enumerate(running) if c.plugin not in signature.unsigned]
         if not signed:
             return None
@@ -461,7 +548,7 @@ class Framework:
         merged: PreFilterResult | None = None
         narrowing: list[str] = []
         self._point = "PreFilter"
-        for c in self._calls["pre_filter"]:
+        for c in self._calls_of(state)["pre_filter"]:
             self._current = c
             try:
                 result = c.call(state, pod, nodes)
@@ -495,7 +582,8 @@ class Framework:
         """``None`` when every Filter passes, else the first non-success (with its plugin)."""
         skip = state.skip_filter_plugins
         self._point = "Filter"
-        for c in self._calls["filter"]:
+        sampled = state.record_plugin_metrics and self._plugin_room()
+        for c in (self._sampled_calls if sampled else self._calls)["filter"]:
             if skip and c.plugin in skip:
                 continue
             self._current = c
@@ -513,7 +601,7 @@ class Framework:
     def _run_pre_filter_extension(
         self, hook: str, point: str, state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo
     ) -> Status:
-        for c in self._calls[hook]:
+        for c in self._calls_of(state)[hook]:
             if c.plugin in state.skip_filter_plugins:
                 continue
             try:
@@ -585,7 +673,7 @@ class Framework:
         kept: PostFilterResult | None = None
         rejector = ""
         self._point = "PostFilter"
-        for c in self._calls["post_filter"]:
+        for c in self._calls_of(state)["post_filter"]:
             self._current = c
             try:
                 result, status = self._post_filter_outcome(c.call(state, pod, statuses), c.plugin)
@@ -620,7 +708,7 @@ class Framework:
 
     def run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         self._point = "PreScore"
-        for c in self._calls["pre_score"]:
+        for c in self._calls_of(state)["pre_score"]:
             self._current = c
             try:
                 status = self._status(c.call(state, pod, nodes), c.plugin, "PreScore")
@@ -642,7 +730,8 @@ class Framework:
         (``filter_results`` explains when); NormalizeScore always runs over this cycle's nodes.
         """
         skip = state.skip_score_plugins
-        calls = [c for c in self._calls["score"] if c.plugin not in skip]
+        all_calls = self._calls_of(state)
+        calls = [c for c in all_calls["score"] if c.plugin not in skip]
         self._point = "Score"
         if not calls:
             return NodeScores([info.name for info in nodes], {}, [0] * len(nodes)), (
@@ -656,7 +745,7 @@ class Framework:
         except Exception as exc:
             plugin = self._current.plugin if self._current is not None else "?"
             return NodeScores(names, {}, []), self._crash("Score", plugin, exc)
-        normalizers = {c.plugin: c for c in self._calls["normalize_score"]}
+        normalizers = {c.plugin: c for c in all_calls["normalize_score"]}
         by_plugin: dict[str, list[int]] = {}
         weighted: list[list[int]] = []
         for c, column in zip(calls, columns, strict=True):
@@ -737,7 +826,7 @@ class Framework:
 
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         self._point = "Reserve"
-        for c in self._calls["reserve"]:
+        for c in self._calls_of(state)["reserve"]:
             self._current = c
             try:
                 status = self._status(c.call(state, pod, node_name), c.plugin, "Reserve")
@@ -748,7 +837,7 @@ class Framework:
         return Status.success()
 
     def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        for c in self._calls["unreserve"]:
+        for c in self._calls_of(state)["unreserve"]:
             try:
                 c.call(state, pod, node_name)
             except Exception as exc:
@@ -758,7 +847,7 @@ class Framework:
         """Success, a rejection, or Wait (the pod is then registered as waiting)."""
         waits: dict[str, float] = {}
         self._point = "Permit"
-        for c in self._calls["permit"]:
+        for c in self._calls_of(state)["permit"]:
             self._current = c
             try:
                 status = self._status(c.call(state, pod, node_name), c.plugin, "Permit")
@@ -786,7 +875,7 @@ class Framework:
     def _run_binding_point(
         self, hook: str, point: str, state: CycleState, pod: Pod, node_name: str
     ) -> Status:
-        for c in self._calls[hook]:
+        for c in self._calls_of(state)[hook]:
             state.write(RUNNING_BINDING_PLUGIN, (point, c.plugin))
             try:
                 status = self._status(c.call(state, pod, node_name), c.plugin, point)
@@ -809,7 +898,7 @@ class Framework:
         return self._run_binding_point("bind", "Bind", state, pod, node_name)
 
     def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        for c in self._calls["post_bind"]:
+        for c in self._calls_of(state)["post_bind"]:
             state.write(RUNNING_BINDING_PLUGIN, ("PostBind", c.plugin))
             try:
                 c.call(state, pod, node_name)

@@ -24,7 +24,7 @@ from kubesched.engine.algorithm import CycleError, FitError, SchedulingAlgorithm
 from kubesched.engine.cache import Cache
 from kubesched.engine.event_handlers import SchedulerEventHandler
 from kubesched.engine.extender import ExtenderError, HTTPExtender
-from kubesched.engine.metrics import status_label
+from kubesched.engine.metrics import PLUGIN_METRICS_SAMPLE_PERCENT, status_label
 from kubesched.engine.nominator import Nominator
 from kubesched.engine.queue import SchedulingQueue
 from kubesched.engine.runtime import RUNNING_BINDING_PLUGIN, Framework, ProfileBuildError
@@ -242,6 +242,11 @@ class Scheduler:
             self.extenders,
             observe_point=metrics.extension_point if metrics is not None else None,
         )
+        #: Which cycles time their plugin calls (its own source: ``rng`` stays the seed's).
+        self._plugin_sampler = random.Random()
+        if metrics is not None:
+            for framework in self.frameworks.values():
+                framework.record_plugin_durations(metrics.plugin, metrics.plugin_buffer_has_room)
         self.handler = SchedulerEventHandler(
             self.cache, self.queue, set(self.frameworks), self.waiting_pods
         )
@@ -309,6 +314,8 @@ class Scheduler:
                 self.schedule_one(timeout=poll_seconds)
                 if time.monotonic() - last_flush >= poll_seconds:
                     self.queue.flush()
+                    if self.metrics is not None:  # buffered plugin durations, once a second
+                        self.metrics.flush()
                     last_flush = time.monotonic()
             except Exception:
                 log.exception("scheduling loop: unexpected error; going on")
@@ -441,6 +448,10 @@ class Scheduler:
             self._fail(info, REASON_UNSCHEDULABLE, message, set(), started)
             return
         state = CycleState()
+        if self.metrics is not None:  # kube's pluginMetricsSamplePercent
+            state.record_plugin_metrics = (
+                self._plugin_sampler.random() * 100 < PLUGIN_METRICS_SAMPLE_PERCENT
+            )
         self.cache.update_snapshot(self.snapshot)
         try:
             result = self._within_time_limit(
@@ -499,7 +510,7 @@ class Scheduler:
             status = exc.status
             self._observe_point(framework, point, status, point_began)
         if not (status.is_success() or status.is_wait()):
-            framework.run_unreserve(state, pod, node)
+            self._unreserve(framework, state, pod, node)
             self.cache.forget_pod(pod)
             self._fail_with_status(info, status, started)
             return
@@ -576,7 +587,9 @@ class Scheduler:
         ``None`` to leave it as it is."""
         if not framework.plugins_at("postFilter"):
             return None
+        began = time.perf_counter()
         result, status = framework.run_post_filter(state, pod, fit.diagnosis.node_to_status)
+        self._observe_point(framework, "PostFilter", status, began)
         if status.message():
             fit.diagnosis.post_filter_msg = status.message()
         if result is None:
@@ -733,6 +746,12 @@ class Scheduler:
             self.metrics.binding(outcome, time.perf_counter() - began)
         return status
 
+    def _unreserve(self, framework: Framework, state: CycleState, pod: Pod, node: str) -> None:
+        """Unreserve, timed as kube-scheduler times it (status always Success)."""
+        began = time.perf_counter()
+        framework.run_unreserve(state, pod, node)
+        self._observe_point(framework, "Unreserve", None, began)
+
     def _observe_point(
         self, framework: Framework, point: str, status: Status | None, began: float
     ) -> None:
@@ -753,7 +772,7 @@ class Scheduler:
         started: float,
     ) -> None:
         pod = info.pod
-        framework.run_unreserve(state, pod, node)
+        self._unreserve(framework, state, pod, node)
         self.cache.forget_pod(pod)
         # The room the pod held is free again: pods waiting for it may fit now. The event
         # carries the pod as it was assumed, on its node, as kube-scheduler's does (hints such

@@ -19,7 +19,13 @@ __all__ = ["CycleState"]
 class CycleState:
     """A per-cycle key/value store; values should be treated as read-only after PreFilter."""
 
-    __slots__ = ("_data", "signature", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = (
+        "_data",
+        "record_plugin_metrics",
+        "signature",
+        "skip_filter_plugins",
+        "skip_score_plugins",
+    )
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
@@ -27,6 +33,9 @@ class CycleState:
         self.skip_score_plugins: set[str] = set()
         #: The pod's signature, set by the framework when results may be reused across pods.
         self.signature: PodSignature | None = None
+        #: kube's ``ShouldRecordPluginMetrics``: this cycle's plugin calls are timed (a sample
+        #: of cycles, chosen by the scheduler).
+        self.record_plugin_metrics = False
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value
@@ -52,5 +61,6 @@ class CycleState:
         }
         other.skip_filter_plugins = set(self.skip_filter_plugins)
         other.skip_score_plugins = set(self.skip_score_plugins)
+        other.record_plugin_metrics = self.record_plugin_metrics
         other.signature = None  # a what-if state is never filed under the pod's signature
         return other

@@ -57,7 +57,8 @@ class RunOptions:
     loop_stall_seconds: float | None = None
     #: Serve HTTPS (kube-scheduler's secure port: ``tls_cert_file``/``tls_key_file``, else a
     #: self-signed certificate) and authorize ``/metrics`` through TokenReview and
-    #: SubjectAccessReview; health paths stay open.
+    #: SubjectAccessReview; health paths stay open. (``kubesched run`` serves so on 10259
+    #: unless given ``--port``; these defaults are the library's.)
     secure: bool = False
     tls_cert_file: str = ""
     tls_key_file: str = ""
@@ -145,6 +146,9 @@ class Service:
         self.lost_leadership = False
         self._scheduling: threading.Thread | None = None
         self._electing: threading.Thread | None = None
+        self._render_lock = threading.Lock()
+        self._renders = 0
+        self._last_render = b""
 
     # -- health and metrics ------------------------------------------------------------------
     def _ready(self) -> bool:
@@ -163,10 +167,19 @@ class Service:
         return reason
 
     def _render_metrics(self) -> bytes:
-        self.metrics.set_pending(self.scheduler.queue.pending())
-        if self.elector is not None:
-            self.metrics.set_leader(self.elector.is_leader())
-        return self.metrics.render()
+        """The exposition. One render at a time (it costs tens of milliseconds under the GIL,
+        docs/benchmarks.md): scrapes that arrive while one runs share its answer rather than
+        each rendering, so concurrent scrapers cost one render; a lone scrape renders anew."""
+        renders_before = self._renders
+        with self._render_lock:
+            if self._renders != renders_before:  # finished while this scrape waited
+                return self._last_render
+            self.metrics.set_pending(self.scheduler.queue.pending())
+            if self.elector is not None:
+                self.metrics.set_leader(self.elector.is_leader())
+            self._last_render = self.metrics.render()
+            self._renders += 1
+            return self._last_render
 
     def _observe(self, attempt: Attempt, seconds: float) -> None:
         self.metrics.attempt(_attempt_result(attempt), attempt.pod.scheduler_name, seconds)

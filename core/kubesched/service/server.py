@@ -117,6 +117,11 @@ class HealthServer:
         )
 
     @property
+    def tls(self) -> bool:
+        """Whether it serves HTTPS."""
+        return self._ssl is not None
+
+    @property
     def port(self) -> int:
         """The port being served (the one picked when asked for 0)."""
         if self._listener is None:
