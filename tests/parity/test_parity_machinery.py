@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 from parity_runner import (
+    _OBJECT_PATHS,
     MESSAGE,
     NODE,
     NOMINATED,
@@ -87,7 +88,7 @@ def test_generated_scenarios_are_small_valid_and_ordered(index: int):
         ]
         assert len(ports) == len(set(ports))  # the apiserver refuses a host port twice
     for obj in scenario.objects:
-        assert obj["kind"] in ("ReplicaSet", "Service", "PodDisruptionBudget")
+        assert obj["kind"] in _OBJECT_PATHS
         assert "namespace" not in obj["metadata"]  # the scenario's own namespace
     for pod in [*scenario.bound_pods, *scenario.pods]:
         assert pod["metadata"].get("namespace", OWN_NAMESPACE) in (OWN_NAMESPACE, OTHER_NAMESPACE)
