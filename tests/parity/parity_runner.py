@@ -1090,6 +1090,9 @@ class ParityStats:
     #: ``preempting (bound)`` / ``preempting (not bound in time)`` (unschedulable, nominated to a
     #: node whose victims were evicted, then bound there or not within the settle time).
     compared: Counter[str] = field(default_factory=Counter)
+    #: Of the pods bound to the same node on both sides, how many had their claims' volumes,
+    #: and their allocated devices, compared: ``volumes``, ``devices``.
+    claims: Counter[str] = field(default_factory=Counter)
     mismatches: Counter[str] = field(default_factory=Counter)
     shrunk: int = 0
     seconds: float = 0.0
@@ -1116,6 +1119,9 @@ class ParityStats:
                 self.compared["unschedulable"] += 1
             else:
                 self.compared[f"bound ({comparison.node_check or 'not compared'})"] += 1
+                if reference.node == comparison.kubesched.node:
+                    self.claims["volumes"] += bool(reference.volumes)
+                    self.claims["devices"] += bool(reference.devices)
             if not comparison.ok:
                 self.mismatches[comparison.mismatch] += 1
                 self.failures.append(
@@ -1132,7 +1138,9 @@ class ParityStats:
         return (
             f"parity with kube-scheduler: {self.pods_agreeing}/{self.pods} pods agree "
             f"({self.rate():.2f}%), {self.scenarios_agreeing}/{self.scenarios} scenarios "
-            f"(seed {settings.seed}); compared: {compared or 'nothing'}; "
+            f"(seed {settings.seed}); compared: {compared or 'nothing'}; bound pods whose "
+            f"claims' volumes / allocated devices were compared: {self.claims['volumes']} / "
+            f"{self.claims['devices']}; "
             f"differing: {differing or 'none'}; runs that could not complete: "
             f"{self.runs_failed}; {self.seconds:.0f}s in scenarios"
         )
@@ -1147,6 +1155,7 @@ class ParityStats:
             "podsAgreeing": self.pods_agreeing,
             "ratePercent": round(self.rate(), 3),
             "compared": dict(self.compared),
+            "claimsCompared": dict(self.claims),
             "mismatches": dict(self.mismatches),
             "failures": self.failures,
             "seconds": round(self.seconds, 1),
