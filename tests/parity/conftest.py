@@ -183,13 +183,18 @@ def reference_runner(
         pytest.fail(str(e), pytrace=False)
     scheduler = control_plane.start_reference_scheduler(PROFILE)
     # The PV controller binds claims (pre-bound ones, and those the scheduler chose a volume
-    # for), and a provisioner per CSI driver makes the volumes for the claims it annotated.
+    # for), and a provisioner per CSI driver makes the volumes for the claims it annotated; the
+    # resourceclaim controller makes pods' ResourceClaims from their templates.
     try:
-        pv_controller = control_plane.start_controller_manager()
+        pv_controller = control_plane.start_controller_manager(
+            ("persistentvolume-binder-controller", "resourceclaim-controller")
+        )
     except (ControlPlaneError, ControlPlaneUnavailable) as e:
         scheduler.stop()
         unavailable(f"kube-controller-manager: {e}")
-    provisioners = [TestProvisioner(admin_client, name).start() for name in PROVISIONERS]
+    provisioners = [
+        TestProvisioner(admin_client, name, interval=0.5).start() for name in PROVISIONERS
+    ]
     try:
         yield runner
     finally:

@@ -366,12 +366,19 @@ def add_devices(scenario: Scenario, seed: int, index: int) -> Scenario:
         if rng.random() >= 0.6:
             continue
         if shared and rng.random() < 0.3:
-            claim_name = shared[0]["metadata"]["name"]
+            entry = {"resourceClaimName": shared[0]["metadata"]["name"]}
+        elif rng.random() < 0.35:
+            # The resourceclaim controller makes the pod's claim from the template.
+            template = _resource_claim(rng, f"{pod['metadata']['name']}-template")
+            template["kind"] = "ResourceClaimTemplate"
+            template["spec"] = {"spec": template["spec"]}
+            objects.append(template)
+            entry = {"resourceClaimTemplateName": template["metadata"]["name"]}
         else:
             claim = _resource_claim(rng, f"{pod['metadata']['name']}-claim")
             objects.append(claim)
-            claim_name = claim["metadata"]["name"]
-        pod["spec"]["resourceClaims"] = [{"name": "devices", "resourceClaimName": claim_name}]
+            entry = {"resourceClaimName": claim["metadata"]["name"]}
+        pod["spec"]["resourceClaims"] = [{"name": "devices", **entry}]
         resources = pod["spec"]["containers"][0].setdefault("resources", {})
         resources["claims"] = [{"name": "devices"}]
     return replace(scenario, objects=[*scenario.objects, *objects], pods=pods)
@@ -379,7 +386,8 @@ def add_devices(scenario: Scenario, seed: int, index: int) -> Scenario:
 
 def pod_claims(pod: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """The claims a pod names: PersistentVolumeClaims (with generic ephemeral volumes' generated
-    names) and ResourceClaims."""
+    names) and ResourceClaims (those made from a template as its status names them, once the
+    resourceclaim controller wrote it)."""
     spec = pod.get("spec") or {}
     volumes = []
     for volume in spec.get("volumes") or ():
@@ -387,10 +395,14 @@ def pod_claims(pod: Mapping[str, Any]) -> tuple[list[str], list[str]]:
             volumes.append(volume["persistentVolumeClaim"]["claimName"])
         elif "ephemeral" in volume:
             volumes.append(f"{pod['metadata']['name']}-{volume['name']}")
+    generated = {
+        s["name"]: s.get("resourceClaimName")
+        for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()
+    }
     devices = [
-        c["resourceClaimName"]
+        name
         for c in spec.get("resourceClaims") or ()
-        if c.get("resourceClaimName")
+        if (name := c.get("resourceClaimName") or generated.get(c["name"]))
     ]
     return volumes, devices
 

@@ -205,6 +205,7 @@ _OBJECT_PATHS = {
     "PersistentVolumeClaim": "/api/v1/namespaces/{ns}/persistentvolumeclaims",
     "CSIStorageCapacity": "/apis/storage.k8s.io/v1/namespaces/{ns}/csistoragecapacities",
     "ResourceClaim": "/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims",
+    "ResourceClaimTemplate": "/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaimtemplates",
     "StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
     "PersistentVolume": "/api/v1/persistentvolumes",
     "CSINode": "/apis/storage.k8s.io/v1/csinodes",
@@ -677,6 +678,8 @@ class ReferenceRunner:
                     content_type="application/merge-patch+json",
                 )
             objects.setdefault(kind, []).append(stored)
+        if "ResourceClaimTemplate" in objects:  # the claims made from them change too
+            objects.setdefault("ResourceClaim", [])
         changing = [kind for kind in _CHANGING_KINDS if kind in objects]
         if "PersistentVolumeClaim" in objects:
             self._wait_for_prebound_claims(namespace)
@@ -703,6 +706,7 @@ class ReferenceRunner:
                 _pods_path(namespace), in_namespaces(manifest, namespaces), f"pod {name}"
             )
             reference, pod = self._decision(namespace, created, logical)
+            scheduled = self._as_attempted(created, pod, namespace, objects)
             bound = list(cluster.values())
             if pod.get("status", {}).get("nominatedNodeName") or (
                 reference.node is None and not reference.gated
@@ -716,15 +720,15 @@ class ReferenceRunner:
             kubesched = kubesched_outcome(
                 nodes,
                 bound,
-                created,
+                scheduled,
                 self.configs[created["spec"]["schedulerName"]],
                 self.registry,
                 logical,
                 objects,
             )
-            if reference.node is not None and any(pod_claims(created)):
+            if reference.node is not None and any(pod_claims(scheduled)):
                 reference.volumes, reference.devices = claims_of(
-                    created, *self._claims(namespace), logical
+                    scheduled, *self._claims(namespace), logical
                 )
             run.comparisons.append(compare(name, reference, kubesched))
             if pod["spec"].get("nodeName"):
@@ -736,6 +740,35 @@ class ReferenceRunner:
                 self.api.request(
                     "DELETE", f"{_pods_path(namespace)}/{name}", [("gracePeriodSeconds", 0)]
                 )
+
+    def _as_attempted(
+        self,
+        created: Mapping[str, Any],
+        last: Mapping[str, Any],
+        namespace: str,
+        objects: dict[str, list[Mapping[str, Any]]],
+    ) -> Mapping[str, Any]:
+        """The pod as the reference scheduler first attempted it: for a pod with claims made
+        from templates, with the ``status.resourceClaimStatuses`` the resourceclaim controller
+        wrote, and those claims (added to ``objects``) as the controller made them, before the
+        scheduler allocated them."""
+        statuses = (last.get("status") or {}).get("resourceClaimStatuses")
+        if not any(
+            "resourceClaimTemplateName" in c for c in created["spec"].get("resourceClaims") or ()
+        ):
+            return created
+        generated = {s.get("resourceClaimName") for s in statuses or ()}
+        path = _OBJECT_PATHS["ResourceClaim"].format(ns=namespace)
+        for claim in self.api.request("GET", path)["items"]:
+            if _name(claim) in generated:
+                made = {k: v for k, v in claim.items() if k != "status"}
+                made["metadata"] = {k: v for k, v in claim["metadata"].items() if k != "finalizers"}
+                objects["ResourceClaim"] = [
+                    *objects["ResourceClaim"],
+                    {"kind": "ResourceClaim", **made},
+                ]
+        status = {**(created.get("status") or {}), "resourceClaimStatuses": statuses}
+        return {**created, "status": status}
 
     def _wait_for_prebound_claims(self, namespace: str) -> None:
         """Block until the PV controller has bound every claim created with a ``volumeName``
@@ -1091,7 +1124,8 @@ class ParityStats:
     #: node whose victims were evicted, then bound there or not within the settle time).
     compared: Counter[str] = field(default_factory=Counter)
     #: Of the pods bound to the same node on both sides, how many had their claims' volumes,
-    #: and their allocated devices, compared: ``volumes``, ``devices``.
+    #: and their allocated devices, compared: ``volumes``, ``devices`` (of which ``templates``:
+    #: claims made from a ResourceClaimTemplate).
     claims: Counter[str] = field(default_factory=Counter)
     mismatches: Counter[str] = field(default_factory=Counter)
     shrunk: int = 0
@@ -1106,6 +1140,12 @@ class ParityStats:
             self.failures.append(f"{run.scenario.name}: {run.error}")
             return
         self.scenarios_agreeing += run.ok
+        templated = {
+            _name(p)
+            for p in run.scenario.pods
+            for c in p["spec"].get("resourceClaims") or ()
+            if "resourceClaimTemplateName" in c
+        }
         for comparison in run.comparisons:
             self.pods += 1
             self.pods_agreeing += comparison.ok
@@ -1122,6 +1162,9 @@ class ParityStats:
                 if reference.node == comparison.kubesched.node:
                     self.claims["volumes"] += bool(reference.volumes)
                     self.claims["devices"] += bool(reference.devices)
+                    self.claims["templates"] += (
+                        bool(reference.devices) and comparison.pod in templated
+                    )
             if not comparison.ok:
                 self.mismatches[comparison.mismatch] += 1
                 self.failures.append(
@@ -1140,7 +1183,7 @@ class ParityStats:
             f"({self.rate():.2f}%), {self.scenarios_agreeing}/{self.scenarios} scenarios "
             f"(seed {settings.seed}); compared: {compared or 'nothing'}; bound pods whose "
             f"claims' volumes / allocated devices were compared: {self.claims['volumes']} / "
-            f"{self.claims['devices']}; "
+            f"{self.claims['devices']} ({self.claims['templates']} from templates); "
             f"differing: {differing or 'none'}; runs that could not complete: "
             f"{self.runs_failed}; {self.seconds:.0f}s in scenarios"
         )

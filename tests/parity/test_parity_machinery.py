@@ -176,7 +176,7 @@ def test_scenarios_cover_every_feature_the_brief_names():
         "Service",
         "PodDisruptionBudget",
         *("StorageClass", "PersistentVolume", "PersistentVolumeClaim", "CSINode"),
-        *("CSIStorageCapacity", "ResourceSlice", "ResourceClaim"),
+        *("CSIStorageCapacity", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"),
     }
     _assert_storage_and_devices(objects, [*pods, *(b for s in scenarios for b in s.bound_pods)])
     budgets = [o for o in objects if o["kind"] == "PodDisruptionBudget"]
@@ -243,7 +243,9 @@ def _assert_storage_and_devices(objects: list[dict[str, Any]], pods: list[dict[s
     assert any(r.get("exactly", {}).get("allocationMode") == "All" for r in requests)
     assert any(r.get("exactly", {}).get("selectors") for r in requests)
     assert any(c["spec"]["devices"].get("constraints") for c in by_kind["ResourceClaim"])
-    assert any(p["spec"].get("resourceClaims") for p in pods)
+    entries = [e for p in pods for e in p["spec"].get("resourceClaims", ())]
+    assert any("resourceClaimName" in e for e in entries)
+    assert any("resourceClaimTemplateName" in e for e in entries)
 
 
 def _terms(pod: dict[str, Any]) -> list[dict[str, Any]]:
