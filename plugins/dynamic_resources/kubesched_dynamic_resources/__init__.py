@@ -361,9 +361,13 @@ class DynamicResources:
 
         When PreFilter never ran (an earlier plugin's PreFilter rejected the pod), kube's
         PostFilter fails to read its state: an Error ``not found``, which ends PostFilter before
-        DefaultPreemption and ends the pod's message."""
+        DefaultPreemption and ends the pod's message. A profile without this PreFilter (the
+        seed's disables every default one) gets no such Error: kubesched's one difference."""
         if state.get(_PRE_FILTER_RAN) is None:
-            return Status.error("not found")
+            framework = self.handle.framework
+            if framework is None or NAME in framework.plugins_at("preFilter"):
+                return Status.error("not found")
+            return None
         data: _CycleData | None = state.get(_STATE_KEY)
         if data is None:
             return None

@@ -250,6 +250,22 @@ def test_post_filter_without_the_pre_filter_state(pre_filter_ran, pod, want):
         assert (got.code, got.message()) == (want.code, want.message())
 
 
+def test_post_filter_of_a_profile_without_the_pre_filter_goes_on_to_preemption():
+    scheduler, _backend = make_scheduler(
+        {NAME: DynamicResources},
+        {
+            "plugins": {
+                "multiPoint": {"enabled": [{"name": NAME}]},
+                "preFilter": {"disabled": [{"name": NAME}]},
+            }
+        },
+    )
+    from kubesched import CycleState
+
+    plugin = scheduler.frameworks["custom-scheduler"].plugins[NAME]
+    assert plugin.post_filter(CycleState(), make_pod("plain").obj()) is None
+
+
 def test_pods_without_claims_skip_the_plugin():
     with harness() as h:
         report = h.schedule(make_pod("plain"))
