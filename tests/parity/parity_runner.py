@@ -680,6 +680,8 @@ class ReferenceRunner:
             objects.setdefault(kind, []).append(stored)
         if "ResourceClaimTemplate" in objects:  # the claims made from them change too
             objects.setdefault("ResourceClaim", [])
+        if "PersistentVolumeClaim" in objects:  # and claims get volumes provisioned
+            objects.setdefault("PersistentVolume", [])
         changing = [kind for kind in _CHANGING_KINDS if kind in objects]
         if "PersistentVolumeClaim" in objects:
             self._wait_for_prebound_claims(namespace)
