@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 
 import pytest
 from kubernetes import client
+from parity_resources import PROVISIONERS
 from parity_runner import PROFILE, ParitySettings, ParityStats, ReferenceRunner, RunError
 from replay import MediumStats
 
@@ -41,6 +42,7 @@ from kubesched.testing.controlplane import (
     new_api_client,
     what_is_missing,
 )
+from kubesched.testing.provisioner import TestProvisioner
 
 IN_CI = os.environ.get("CI") == "true"
 _HERE = Path(__file__).parent
@@ -191,8 +193,24 @@ def reference_runner(
     except RunError as e:
         pytest.fail(str(e), pytrace=False)
     scheduler = control_plane.start_reference_scheduler(PROFILE)
+    # The PV controller binds claims (pre-bound ones, and those the scheduler chose a volume
+    # for), and a provisioner per CSI driver makes the volumes for the claims it annotated; the
+    # resourceclaim controller makes pods' ResourceClaims from their templates.
+    try:
+        pv_controller = control_plane.start_controller_manager(
+            ("persistentvolume-binder-controller", "resourceclaim-controller")
+        )
+    except (ControlPlaneError, ControlPlaneUnavailable) as e:
+        scheduler.stop()
+        unavailable(f"kube-controller-manager: {e}")
+    provisioners = [
+        TestProvisioner(admin_client, name, interval=0.5).start() for name in PROVISIONERS
+    ]
     try:
         yield runner
     finally:
+        for provisioner in provisioners:
+            provisioner.stop()
+        pv_controller.stop()
         scheduler.stop()
         runner.delete_run_nodes()

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from parity_resources import CLUSTER_OBJECTS, CLUSTER_SCOPED_KINDS, pod_claims
 from parity_scenarios import (
     BINPACK_SCHEDULER_NAME,
     GPU,
@@ -77,17 +78,10 @@ __all__ = [
     "shrink",
 ]
 
-#: kube-scheduler v1.37's default plugins that kubesched does not bundle (yet), or that need
-#: objects the scenarios do not have: both schedulers run the profile without them, so both run
-#: exactly the same plugins, in their default order.
-DISABLED_PLUGINS = (
-    "VolumeRestrictions",
-    "NodeVolumeLimits",
-    "VolumeBinding",
-    "VolumeZone",
-    "DynamicResources",
-    "NodeDeclaredFeatures",
-)
+#: kube-scheduler v1.37's default plugins that need objects the scenarios do not have: both
+#: schedulers run the profile without them, so both run exactly the same plugins, in their
+#: default order.
+DISABLED_PLUGINS = ("NodeDeclaredFeatures",)
 _DISABLED = {"disabled": [{"name": name} for name in DISABLED_PLUGINS]}
 _NOT_GREEN = {"key": "pool", "operator": "NotIn", "values": ["green"]}
 #: The KubeSchedulerConfiguration both schedulers run, word for word: kube-scheduler's default
@@ -195,6 +189,8 @@ GATED = "gated"
 ERROR = "error"
 NOMINATED = "nominated node"
 PREEMPTION = "after preemption"
+VOLUMES = "claims' volumes"
+DEVICES = "allocated devices"
 #: How long a nominated pod (preemption) may take to be bound once its victims are gone
 #: (kube-scheduler usually takes well under a second; see README.md for when it does not).
 SETTLE_SECONDS = 5.0
@@ -207,7 +203,20 @@ _OBJECT_PATHS = {
     "Service": "/api/v1/namespaces/{ns}/services",
     "ReplicaSet": "/apis/apps/v1/namespaces/{ns}/replicasets",
     "PodDisruptionBudget": "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
+    "PersistentVolumeClaim": "/api/v1/namespaces/{ns}/persistentvolumeclaims",
+    "CSIStorageCapacity": "/apis/storage.k8s.io/v1/namespaces/{ns}/csistoragecapacities",
+    "ResourceClaim": "/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims",
+    "ResourceClaimTemplate": "/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaimtemplates",
+    "StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
+    "PersistentVolume": "/api/v1/persistentvolumes",
+    "CSINode": "/apis/storage.k8s.io/v1/csinodes",
+    "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
+    "CSIDriver": "/apis/storage.k8s.io/v1/csidrivers",
+    "DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
 }
+#: The kinds whose objects the schedulers' and the PV controller's writes change during a
+#: run: listed again before each pod, for kubesched to see them as the reference did.
+_CHANGING_KINDS = ("PersistentVolumeClaim", "PersistentVolume", "ResourceClaim")
 
 
 # -- outcomes -------------------------------------------------------------------------------------
@@ -228,6 +237,10 @@ class Outcome:
     nominated: str = ""
     final_node: str | None = None
     victims: tuple[str, ...] = ()
+    #: Once bound: each claim of the pod -> the PersistentVolume it is bound to; each
+    #: ResourceClaim -> its allocated devices (``request=driver/pool/device``, sorted).
+    volumes: dict[str, str] = field(default_factory=dict)
+    devices: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def describe(self) -> str:
         if self.error:
@@ -235,7 +248,14 @@ class Outcome:
         if self.gated:
             return "gated (not attempted)"
         if self.node is not None:
-            return f"bound to {self.node}"
+            text = f"bound to {self.node}"
+            if self.volumes:
+                text += "; volumes " + ", ".join(f"{c}={v}" for c, v in self.volumes.items())
+            if self.devices:
+                text += "; devices " + ", ".join(
+                    f"{c}=[{' '.join(d)}]" for c, d in self.devices.items()
+                )
+            return text
         text = f"unschedulable: {self.message}"
         if self.nominated:
             evicted = ", ".join(self.victims) or "none"
@@ -312,6 +332,14 @@ def compare(pod: str, reference: Outcome, kubesched: KubeschedOutcome) -> Compar
         best = kubesched.best
         result.node_check = "unique" if len(best) == 1 else "tie"
         result.mismatch = "" if reference.node in best else NODE
+        if not result.mismatch and reference.node == kubesched.node:
+            # On the same node the claims must end bound to the same volumes, and the devices
+            # be the same (one pool per driver and node: kube's random pool order cannot
+            # change the choice).
+            if reference.volumes != kubesched.volumes:
+                result.mismatch = VOLUMES
+            elif reference.devices != kubesched.devices:
+                result.mismatch = DEVICES
     return result
 
 
@@ -333,9 +361,10 @@ def kubesched_config(
 
 def _simulate_recorded(
     cluster: Cluster, config: SchedulerConfiguration, registry: Registry
-) -> tuple[SimulationResult, ExplainRecorder, set[str]]:
+) -> tuple[SimulationResult, ExplainRecorder, set[str], Any]:
     """``kubesched simulate`` with every scheduling cycle recorded (kubesched explain's way);
-    also the uids of the pods still in the cluster at the end (victims of preemption are not)."""
+    also the uids of the pods still in the cluster at the end (victims of preemption are not),
+    and the simulation's backend (its claims as PreBind left them)."""
     recorder = ExplainRecorder()
     schedulers: list[Any] = []
 
@@ -344,8 +373,9 @@ def _simulate_recorded(
         recorder.attach(scheduler)
 
     result = simulate(cluster, config, registry, seed=0, on_scheduler=attach)
-    remaining = set(schedulers[0].backend.pods) if schedulers else set()
-    return result, recorder, remaining
+    backend = schedulers[0].backend if schedulers else None
+    remaining = set(backend.pods) if backend is not None else set()
+    return result, recorder, remaining, backend
 
 
 def _nominated_by(report: Any) -> str:
@@ -379,7 +409,7 @@ def kubesched_outcome(
     except ValueError as exc:
         return KubeschedOutcome(error=f"kubesched cannot read the objects: {exc}")
     target = cluster.pods[-1]
-    result, recorder, remaining = _simulate_recorded(cluster, config, registry)
+    result, recorder, remaining, backend = _simulate_recorded(cluster, config, registry)
     outcome = next((o for o in result.pods if o.name == target.name), None)
     if outcome is None:
         return KubeschedOutcome(error="kubesched reported nothing for the pod")
@@ -399,9 +429,20 @@ def kubesched_outcome(
             final_node=logical(outcome.node) if nominated and outcome.node else None,
             victims=victims if nominated else (),
         )
+    volumes: dict[str, str] = {}
+    devices: dict[str, tuple[str, ...]] = {}
+    if outcome.node and backend is not None:
+        volumes, devices = claims_of(
+            pod,
+            backend.lister("PersistentVolumeClaim")(),
+            backend.lister("ResourceClaim")(),
+            logical,
+        )
     return KubeschedOutcome(
         node=logical(outcome.node) if outcome.node else None,
         message="" if outcome.node else outcome.message,
+        volumes=volumes,
+        devices=devices,
         feasible=[logical(n) for n in first.feasible()] if first else [],
         totals={logical(n): t for n, t in first.totals().items()} if first else {},
         scores={
@@ -410,6 +451,41 @@ def kubesched_outcome(
             if n.scores
         },
     )
+
+
+def claims_of(
+    pod: Mapping[str, Any],
+    volume_claims: list[Mapping[str, Any]],
+    resource_claims: list[Mapping[str, Any]],
+    logical: Callable[[str], str],
+) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    """The volumes the pod's claims are bound to and the devices allocated to its
+    ResourceClaims (``""`` / ``()``: none), among the claims of the pod's namespace."""
+    namespace = pod["metadata"].get("namespace")
+    volume_names, device_claims = pod_claims(pod)
+
+    def by_name(items: list[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+        return {
+            c["metadata"]["name"]: c
+            for c in items
+            if c["metadata"].get("namespace") in (namespace, None)
+        }
+
+    pvcs, claims = by_name(volume_claims), by_name(resource_claims)
+    volumes = {
+        name: logical(str((pvcs.get(name) or {}).get("spec", {}).get("volumeName") or ""))
+        for name in volume_names
+    }
+    devices = {}
+    for name in device_claims:
+        allocation = ((claims.get(name) or {}).get("status") or {}).get("allocation") or {}
+        results = (allocation.get("devices") or {}).get("results") or ()
+        devices[name] = tuple(
+            sorted(
+                f"{r['request']}={r['driver']}/{logical(r['pool'])}/{r['device']}" for r in results
+            )
+        )
+    return volumes, devices
 
 
 # -- the reference side ---------------------------------------------------------------------------
@@ -519,6 +595,8 @@ class ReferenceRunner:
         self._probes = itertools.count(1)
         #: The watch on the current scenario's pods.
         self._pods: PodWatch | None = None
+        #: The objects of :data:`CLUSTER_OBJECTS` as stored, by kind (every run sees them).
+        self._cluster_objects: dict[str, list[Mapping[str, Any]]] = {}
 
     # -- cluster-wide set-up ----------------------------------------------------------------------
     def prepare_cluster(self) -> None:
@@ -534,6 +612,11 @@ class ReferenceRunner:
                 priority_class["preemptionPolicy"] = "Never"
             self._create_if_absent("/apis/scheduling.k8s.io/v1/priorityclasses", priority_class)
         self._create_if_absent("/apis/node.k8s.io/v1/runtimeclasses", RUNTIME_CLASS)
+        for manifest in CLUSTER_OBJECTS:
+            path = _OBJECT_PATHS[manifest["kind"]]
+            self._create_if_absent(path, manifest)
+            stored = self.api.request("GET", f"{path}/{_name(manifest)}")
+            self._cluster_objects.setdefault(manifest["kind"], []).append(stored)
         self.delete_run_nodes()
         nodes = self.api.request("GET", "/api/v1/nodes")["items"]
         if others := [n["metadata"]["name"] for n in nodes]:
@@ -559,7 +642,7 @@ class ReferenceRunner:
         except RunError as exc:
             run.error = str(exc)
         finally:
-            self._clean_up(list(namespaces.values()))
+            self._clean_up(list(namespaces.values()), scenario, prefix)
             run.seconds = time.monotonic() - began
         return run
 
@@ -570,7 +653,10 @@ class ReferenceRunner:
             return name.removeprefix(prefix)
 
         namespace = namespaces[OWN_NAMESPACE]
-        objects: dict[str, list[Mapping[str, Any]]] = {"Namespace": []}
+        objects: dict[str, list[Mapping[str, Any]]] = {
+            "Namespace": [],
+            **{kind: list(items) for kind, items in self._cluster_objects.items()},
+        }
         for name, team in NAMESPACE_TEAMS.items():
             body = {"metadata": {"name": namespaces[name], "labels": {TEAM_LABEL: team}}}
             created_namespace = self._create("/api/v1/namespaces", body, "a namespace")
@@ -580,6 +666,8 @@ class ReferenceRunner:
                 self._pods = PodWatch(self.api, namespaces[name], version)
         for manifest in real.objects:
             kind = manifest["kind"]
+            if kind in CLUSTER_SCOPED_KINDS:
+                manifest = _run_scoped(manifest, prefix, namespaces)
             stored = self._create(
                 _OBJECT_PATHS[kind].format(ns=namespace), manifest, f"{kind} {_name(manifest)}"
             )
@@ -591,6 +679,13 @@ class ReferenceRunner:
                     content_type="application/merge-patch+json",
                 )
             objects.setdefault(kind, []).append(stored)
+        if "ResourceClaimTemplate" in objects:  # the claims made from them change too
+            objects.setdefault("ResourceClaim", [])
+        if "PersistentVolumeClaim" in objects:  # and claims get volumes provisioned
+            objects.setdefault("PersistentVolume", [])
+        changing = [kind for kind in _CHANGING_KINDS if kind in objects]
+        if "PersistentVolumeClaim" in objects:
+            self._wait_for_prebound_claims(namespace)
         nodes = []
         for manifest in real.nodes:
             node = copy.deepcopy(manifest)
@@ -608,10 +703,13 @@ class ReferenceRunner:
         self._wait_for_nodes(namespace, [n["metadata"]["name"] for n in nodes])
         for manifest in real.pods:
             name = _name(manifest)
+            if changing:  # the claims and volumes as the reference scheduler now sees them
+                objects.update(self._changing_objects(changing, namespace, prefix))
             created = self._create(
                 _pods_path(namespace), in_namespaces(manifest, namespaces), f"pod {name}"
             )
             reference, pod = self._decision(namespace, created, logical)
+            scheduled = self._as_attempted(created, pod, namespace, objects)
             bound = list(cluster.values())
             if pod.get("status", {}).get("nominatedNodeName") or (
                 reference.node is None and not reference.gated
@@ -625,12 +723,16 @@ class ReferenceRunner:
             kubesched = kubesched_outcome(
                 nodes,
                 bound,
-                created,
+                scheduled,
                 self.configs[created["spec"]["schedulerName"]],
                 self.registry,
                 logical,
                 objects,
             )
+            if reference.node is not None and any(pod_claims(scheduled)):
+                reference.volumes, reference.devices = claims_of(
+                    scheduled, *self._claims(namespace), logical
+                )
             run.comparisons.append(compare(name, reference, kubesched))
             if pod["spec"].get("nodeName"):
                 # Later pods see this one where the reference scheduler put it.
@@ -641,6 +743,82 @@ class ReferenceRunner:
                 self.api.request(
                     "DELETE", f"{_pods_path(namespace)}/{name}", [("gracePeriodSeconds", 0)]
                 )
+
+    def _as_attempted(
+        self,
+        created: Mapping[str, Any],
+        last: Mapping[str, Any],
+        namespace: str,
+        objects: dict[str, list[Mapping[str, Any]]],
+    ) -> Mapping[str, Any]:
+        """The pod as the reference scheduler first attempted it: for a pod with claims made
+        from templates, with the ``status.resourceClaimStatuses`` the resourceclaim controller
+        wrote, and those claims (added to ``objects``) as the controller made them, before the
+        scheduler allocated them."""
+        statuses = (last.get("status") or {}).get("resourceClaimStatuses")
+        if not any(
+            "resourceClaimTemplateName" in c for c in created["spec"].get("resourceClaims") or ()
+        ):
+            return created
+        generated = {s.get("resourceClaimName") for s in statuses or ()}
+        path = _OBJECT_PATHS["ResourceClaim"].format(ns=namespace)
+        for claim in self.api.request("GET", path)["items"]:
+            if _name(claim) in generated:
+                made = {k: v for k, v in claim.items() if k != "status"}
+                made["metadata"] = {k: v for k, v in claim["metadata"].items() if k != "finalizers"}
+                objects["ResourceClaim"] = [
+                    *objects["ResourceClaim"],
+                    {"kind": "ResourceClaim", **made},
+                ]
+        status = {**(created.get("status") or {}), "resourceClaimStatuses": statuses}
+        return {**created, "status": status}
+
+    def _wait_for_prebound_claims(self, namespace: str) -> None:
+        """Block until the PV controller has bound every claim created with a ``volumeName``
+        (kube-scheduler counts a claim as bound only once it is ``Bound``)."""
+        path = _OBJECT_PATHS["PersistentVolumeClaim"].format(ns=namespace)
+        deadline = time.monotonic() + self.sync_timeout
+        while True:
+            waiting = [
+                _name(c)
+                for c in self.api.request("GET", path)["items"]
+                if c["spec"].get("volumeName") and (c.get("status") or {}).get("phase") != "Bound"
+            ]
+            if not waiting:
+                return
+            if time.monotonic() > deadline:
+                raise RunError(
+                    f"the PV controller did not bind the pre-bound claims {', '.join(waiting)} "
+                    f"within {self.sync_timeout:.0f}s"
+                )
+            time.sleep(0.02)
+
+    def _changing_objects(
+        self, kinds: list[str], namespace: str, prefix: str
+    ) -> dict[str, list[Mapping[str, Any]]]:
+        """The run's objects of ``kinds`` as stored now: its namespace's claims, and the
+        volumes of its classes (static ones, and those provisioned for its claims)."""
+        current: dict[str, list[Mapping[str, Any]]] = {}
+        for kind in kinds:
+            path = _OBJECT_PATHS[kind].format(ns=namespace)
+            items = self.api.request("GET", path)["items"]
+            if kind == "PersistentVolume":
+                items = [
+                    v
+                    for v in items
+                    if str(v["spec"].get("storageClassName", "")).startswith(prefix)
+                ]
+            current[kind] = [{"kind": kind, **item} for item in items]
+        return current
+
+    def _claims(self, namespace: str) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+        """The namespace's PersistentVolumeClaims and ResourceClaims, as stored now."""
+        return (
+            self.api.request("GET", _OBJECT_PATHS["PersistentVolumeClaim"].format(ns=namespace))[
+                "items"
+            ],
+            self.api.request("GET", _OBJECT_PATHS["ResourceClaim"].format(ns=namespace))["items"],
+        )
 
     def _started(self, pod: Mapping[str, Any], index: int) -> dict[str, Any]:
         """Write the pod's ``status.startTime`` (a kubelet would), ``index`` minutes in."""
@@ -747,8 +925,10 @@ class ReferenceRunner:
             f"nodes within {self.sync_timeout:.0f}s (last probe: {last})"
         )
 
-    def _clean_up(self, namespaces: list[str]) -> None:
-        """Delete the run's pods (at once: no kubelet waits for them), nodes and namespaces."""
+    def _clean_up(self, namespaces: list[str], scenario: Scenario, prefix: str) -> None:
+        """Delete the run's pods (at once: no kubelet waits for them), claims and cluster-scoped
+        objects (volumes with their protection finalizer lifted: no controller lifts it), nodes
+        and namespaces."""
         if self._pods is not None:
             self._pods.close()
             self._pods = None
@@ -758,6 +938,18 @@ class ReferenceRunner:
             except ApiError as exc:
                 if exc.status != 404:
                     raise
+        kinds = {o["kind"] for o in scenario.objects}
+        if "PersistentVolumeClaim" in kinds:
+            path = _OBJECT_PATHS["PersistentVolumeClaim"].format(ns=namespaces[0])
+            for claim in self.api.request("GET", path)["items"]:
+                self._delete_unprotected(f"{path}/{_name(claim)}")
+        if "PersistentVolume" in kinds or "PersistentVolumeClaim" in kinds:
+            path = _OBJECT_PATHS["PersistentVolume"]
+            for volume in self.api.request("GET", path)["items"]:
+                if str(volume["spec"].get("storageClassName", "")).startswith(prefix):
+                    self._delete_unprotected(f"{path}/{_name(volume)}")
+        for kind in sorted(kinds & set(CLUSTER_SCOPED_KINDS) - {"PersistentVolume"}):
+            self.api.request("DELETE", _OBJECT_PATHS[kind], [("labelSelector", RUN_LABEL)])
         try:
             self.delete_run_nodes()
             for namespace in namespaces:
@@ -791,6 +983,18 @@ class ReferenceRunner:
             raise RunError(f"the apiserver refused {what}: {exc.message}") from None
         return created
 
+    def _delete_unprotected(self, path: str) -> None:
+        """Delete an object whose protection finalizer no controller here would lift."""
+        merge = "application/merge-patch+json"
+        try:
+            self.api.request("DELETE", path)
+            self.api.request(
+                "PATCH", path, body={"metadata": {"finalizers": None}}, content_type=merge
+            )
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+
     def _create_if_absent(self, path: str, body: Mapping[str, Any]) -> None:
         try:
             self.api.request("POST", path, body=body)
@@ -801,6 +1005,18 @@ class ReferenceRunner:
 
 def _name(manifest: Mapping[str, Any]) -> str:
     return str(manifest["metadata"]["name"])
+
+
+def _run_scoped(
+    manifest: Mapping[str, Any], prefix: str, namespaces: Mapping[str, str]
+) -> dict[str, Any]:
+    """A cluster-scoped object of a run: labelled with it (to be deleted with it), and a
+    volume's ``claimRef`` in the run's namespace."""
+    obj = copy.deepcopy(dict(manifest))
+    obj["metadata"].setdefault("labels", {})[RUN_LABEL] = prefix.rstrip("-")
+    if claim_ref := (obj.get("spec") or {}).get("claimRef"):
+        claim_ref["namespace"] = namespaces[claim_ref.get("namespace") or OWN_NAMESPACE]
+    return obj
 
 
 def _pods_path(namespace: str) -> str:
@@ -910,6 +1126,10 @@ class ParityStats:
     #: ``preempting (bound)`` / ``preempting (not bound in time)`` (unschedulable, nominated to a
     #: node whose victims were evicted, then bound there or not within the settle time).
     compared: Counter[str] = field(default_factory=Counter)
+    #: Of the pods bound to the same node on both sides, how many had their claims' volumes,
+    #: and their allocated devices, compared: ``volumes``, ``devices`` (of which ``templates``:
+    #: claims made from a ResourceClaimTemplate).
+    claims: Counter[str] = field(default_factory=Counter)
     mismatches: Counter[str] = field(default_factory=Counter)
     shrunk: int = 0
     seconds: float = 0.0
@@ -923,6 +1143,12 @@ class ParityStats:
             self.failures.append(f"{run.scenario.name}: {run.error}")
             return
         self.scenarios_agreeing += run.ok
+        templated = {
+            _name(p)
+            for p in run.scenario.pods
+            for c in p["spec"].get("resourceClaims") or ()
+            if "resourceClaimTemplateName" in c
+        }
         for comparison in run.comparisons:
             self.pods += 1
             self.pods_agreeing += comparison.ok
@@ -936,6 +1162,12 @@ class ParityStats:
                 self.compared["unschedulable"] += 1
             else:
                 self.compared[f"bound ({comparison.node_check or 'not compared'})"] += 1
+                if reference.node == comparison.kubesched.node:
+                    self.claims["volumes"] += bool(reference.volumes)
+                    self.claims["devices"] += bool(reference.devices)
+                    self.claims["templates"] += (
+                        bool(reference.devices) and comparison.pod in templated
+                    )
             if not comparison.ok:
                 self.mismatches[comparison.mismatch] += 1
                 self.failures.append(
@@ -952,7 +1184,9 @@ class ParityStats:
         return (
             f"parity with kube-scheduler: {self.pods_agreeing}/{self.pods} pods agree "
             f"({self.rate():.2f}%), {self.scenarios_agreeing}/{self.scenarios} scenarios "
-            f"(seed {settings.seed}); compared: {compared or 'nothing'}; "
+            f"(seed {settings.seed}); compared: {compared or 'nothing'}; bound pods whose "
+            f"claims' volumes / allocated devices were compared: {self.claims['volumes']} / "
+            f"{self.claims['devices']} ({self.claims['templates']} from templates); "
             f"differing: {differing or 'none'}; runs that could not complete: "
             f"{self.runs_failed}; {self.seconds:.0f}s in scenarios"
         )
@@ -967,6 +1201,7 @@ class ParityStats:
             "podsAgreeing": self.pods_agreeing,
             "ratePercent": round(self.rate(), 3),
             "compared": dict(self.compared),
+            "claimsCompared": dict(self.claims),
             "mismatches": dict(self.mismatches),
             "failures": self.failures,
             "seconds": round(self.seconds, 1),

@@ -186,7 +186,11 @@ def generate(seed: int, index: int) -> Scenario:
     # would pop them; otherwise as generated, so that a pod may preempt one created before it.
     if _pick(rng, 0.6):
         pods.sort(key=lambda p: -PRIORITY_CLASSES.get(p["spec"].get("priorityClassName", ""), 0))
-    return Scenario(f"{seed}-{index}", nodes, bound, pods, objects)
+    scenario = Scenario(f"{seed}-{index}", nodes, bound, pods, objects)
+    # Storage and devices draw from generators of their own: the rest stays as it was.
+    from parity_resources import add_devices, add_storage
+
+    return add_devices(add_storage(scenario, seed, index), seed, index)
 
 
 def _pick(rng: random.Random, probability: float) -> bool:
@@ -697,8 +701,15 @@ def _toleration(rng: random.Random) -> dict[str, Any]:
 
 
 def renamed(scenario: Scenario, prefix: str) -> Scenario:
-    """A copy whose node names carry ``prefix``, wherever a string value names a node."""
-    mapping = {name: prefix + name for name in scenario.node_names}
+    """A copy whose node names, and the names of its cluster-scoped storage and device
+    objects, carry ``prefix``, wherever a string value names one."""
+    from parity_resources import CLUSTER_SCOPED_KINDS
+
+    names = [
+        *scenario.node_names,
+        *(o["metadata"]["name"] for o in scenario.objects if o["kind"] in CLUSTER_SCOPED_KINDS),
+    ]
+    mapping = {name: prefix + name for name in names}
 
     def walk(value: Any) -> Any:
         if isinstance(value, str):

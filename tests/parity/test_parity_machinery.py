@@ -10,16 +10,20 @@ from typing import Any
 import pytest
 import yaml
 from parity_runner import (
+    _OBJECT_PATHS,
+    DEVICES,
     MESSAGE,
     NODE,
     NOMINATED,
     PREEMPTION,
     PROFILE,
     SCHEDULED,
+    VOLUMES,
     Comparison,
     KubeschedOutcome,
     Outcome,
     ScenarioRun,
+    claims_of,
     compare,
     in_namespaces,
     kubesched_config,
@@ -87,7 +91,7 @@ def test_generated_scenarios_are_small_valid_and_ordered(index: int):
         ]
         assert len(ports) == len(set(ports))  # the apiserver refuses a host port twice
     for obj in scenario.objects:
-        assert obj["kind"] in ("ReplicaSet", "Service", "PodDisruptionBudget")
+        assert obj["kind"] in _OBJECT_PATHS
         assert "namespace" not in obj["metadata"]  # the scenario's own namespace
     for pod in [*scenario.bound_pods, *scenario.pods]:
         assert pod["metadata"].get("namespace", OWN_NAMESPACE) in (OWN_NAMESPACE, OTHER_NAMESPACE)
@@ -167,7 +171,14 @@ def test_scenarios_cover_every_feature_the_brief_names():
     assert any("labelSelector" not in c for c in constraints)  # selects nothing
     # Owners and the objects behind the default spreading, and PodDisruptionBudgets.
     objects = [o for s in scenarios for o in s.objects]
-    assert {o["kind"] for o in objects} == {"ReplicaSet", "Service", "PodDisruptionBudget"}
+    assert {o["kind"] for o in objects} == {
+        "ReplicaSet",
+        "Service",
+        "PodDisruptionBudget",
+        *("StorageClass", "PersistentVolume", "PersistentVolumeClaim", "CSINode"),
+        *("CSIStorageCapacity", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"),
+    }
+    _assert_storage_and_devices(objects, [*pods, *(b for s in scenarios for b in s.bound_pods)])
     budgets = [o for o in objects if o["kind"] == "PodDisruptionBudget"]
     assert {b["status"]["disruptionsAllowed"] for b in budgets} == {0, 1}
     assert any(p["metadata"].get("ownerReferences") for p in pods)
@@ -190,6 +201,51 @@ def test_scenarios_cover_every_feature_the_brief_names():
     assert {p["spec"].get("priorityClassName") for p in pods} >= set(PRIORITY_CLASSES)
     assert any(b["spec"].get("priorityClassName") for b in bound)
     assert NON_PREEMPTING_CLASSES <= set(PRIORITY_CLASSES)
+
+
+def _assert_storage_and_devices(objects: list[dict[str, Any]], pods: list[dict[str, Any]]) -> None:
+    """What the volume plugins and DynamicResources read, all of it in 200 scenarios."""
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for o in objects:
+        by_kind.setdefault(o["kind"], []).append(o)
+    classes = by_kind["StorageClass"]
+    assert {c["volumeBindingMode"] for c in classes} == {"Immediate", "WaitForFirstConsumer"}
+    assert any("allowedTopologies" in c for c in classes)
+    assert any("allowedTopologies" not in c for c in classes)
+    volumes = by_kind["PersistentVolume"]
+    keys = {
+        e["key"]
+        for v in volumes
+        for t in v["spec"].get("nodeAffinity", {}).get("required", {}).get("nodeSelectorTerms", ())
+        for e in t["matchExpressions"]
+    }
+    assert keys == {ZONE, HOSTNAME_LABEL}
+    assert any(ZONE in v["metadata"].get("labels", {}) for v in volumes)
+    claims = by_kind["PersistentVolumeClaim"]
+    assert any(c["spec"].get("volumeName") for c in claims)  # bound
+    assert any(not c["spec"].get("volumeName") for c in claims)  # unbound
+    assert any(c["spec"]["accessModes"] == ["ReadWriteOncePod"] for c in claims)
+    assert any(
+        d.get("allocatable", {}).get("count")
+        for n in by_kind["CSINode"]
+        for d in n["spec"]["drivers"]
+    )
+    assert by_kind["CSIStorageCapacity"]
+    volume_users = [p for p in pods if p["spec"].get("volumes")]
+    assert any(p["spec"].get("nodeName") for p in volume_users)  # bound pods use claims too
+    assert any("ephemeral" in v for p in volume_users for v in p["spec"]["volumes"])
+    slices = by_kind["ResourceSlice"]
+    assert len({s["spec"]["driver"] for s in slices}) == 2
+    assert len({(s["spec"]["driver"], s["spec"]["pool"]["name"]) for s in slices}) > 2
+    assert any(d.get("capacity") for s in slices for d in s["spec"]["devices"])
+    requests = [r for c in by_kind["ResourceClaim"] for r in c["spec"]["devices"]["requests"]]
+    assert any("firstAvailable" in r for r in requests)
+    assert any(r.get("exactly", {}).get("allocationMode") == "All" for r in requests)
+    assert any(r.get("exactly", {}).get("selectors") for r in requests)
+    assert any(c["spec"]["devices"].get("constraints") for c in by_kind["ResourceClaim"])
+    entries = [e for p in pods for e in p["spec"].get("resourceClaims", ())]
+    assert any("resourceClaimName" in e for e in entries)
+    assert any("resourceClaimTemplateName" in e for e in entries)
 
 
 def _terms(pod: dict[str, Any]) -> list[dict[str, Any]]:
@@ -217,6 +273,51 @@ def test_renaming_reaches_every_reference_to_a_node_and_nothing_else():
     assert term["matchFields"][0]["values"] == ["r7-node-0"]
     assert term["matchExpressions"][0]["values"] == ["r7-node-0", "node-1"]  # not a node here
     assert scenario.node_names == ["node-0"]  # the original is untouched
+
+
+def test_renaming_reaches_the_names_of_cluster_scoped_storage_and_devices():
+    objects = [
+        {"kind": "StorageClass", "metadata": {"name": "sc-wffc"}},
+        {"kind": "PersistentVolume", "metadata": {"name": "pv-0"}, "spec": {"claimRef": {}}},
+        {"kind": "PersistentVolumeClaim", "metadata": {"name": "claim-0"}, "spec": {}},
+        {"kind": "ResourceSlice", "metadata": {"name": "node-0-gpu"}, "spec": {}},
+    ]
+    objects[1]["spec"] = {"storageClassName": "sc-wffc"}
+    objects[2]["spec"] = {"storageClassName": "sc-wffc", "volumeName": "pv-0"}
+    objects[3]["spec"] = {"nodeName": "node-0", "pool": {"name": "node-0"}}
+    real = renamed(Scenario("s", nodes=[_node("node-0", {})], objects=objects), "r2-")
+    names = [o["metadata"]["name"] for o in real.objects]
+    assert names == ["r2-sc-wffc", "r2-pv-0", "claim-0", "r2-node-0-gpu"]  # claims: namespaced
+    assert real.objects[1]["spec"]["storageClassName"] == "r2-sc-wffc"
+    assert real.objects[2]["spec"] == {"storageClassName": "r2-sc-wffc", "volumeName": "r2-pv-0"}
+    assert real.objects[3]["spec"] == {"nodeName": "r2-node-0", "pool": {"name": "r2-node-0"}}
+
+
+def test_claims_of_reads_volumes_and_devices_of_the_pods_claims_only():
+    pod = {
+        "metadata": {"name": "p", "namespace": "ns"},
+        "spec": {
+            "volumes": [
+                {"name": "a", "persistentVolumeClaim": {"claimName": "c"}},
+                {"name": "e", "ephemeral": {"volumeClaimTemplate": {}}},
+            ],
+            "resourceClaims": [{"name": "g", "resourceClaimName": "d"}],
+        },
+    }
+    pvcs = [
+        {"metadata": {"name": "c", "namespace": "ns"}, "spec": {"volumeName": "r1-pv-0"}},
+        {"metadata": {"name": "c", "namespace": "other"}, "spec": {"volumeName": "r1-pv-9"}},
+    ]
+    result = {"request": "gpu", "driver": "gpu.parity.test", "pool": "r1-node-0", "device": "g-0"}
+    claims = [
+        {
+            "metadata": {"name": "d", "namespace": "ns"},
+            "status": {"allocation": {"devices": {"results": [result]}}},
+        }
+    ]
+    volumes, devices = claims_of(pod, pvcs, claims, lambda n: n.removeprefix("r1-"))
+    assert volumes == {"c": "pv-0", "p-e": ""}  # the ephemeral volume's claim does not exist
+    assert devices == {"d": ("gpu=gpu.parity.test/node-0/g-0",)}
 
 
 # -- comparison -----------------------------------------------------------------------------------
@@ -263,6 +364,34 @@ def _preempting(
         (_preempting("a", "a", "v1"), _preempting("a", None, "v1", kubesched=True), PREEMPTION, ""),
         (_preempting("a", None, "v1"), _preempting("a", "a", "v1", kubesched=True), "", ""),
         (_preempting("a", "a", "v1"), KubeschedOutcome(message="0/2 x."), NOMINATED, ""),
+        (
+            Outcome(node="a", volumes={"c": "pv-0"}, devices={"d": ("gpu=g/a/gpu-0",)}),
+            KubeschedOutcome(
+                node="a", feasible=["a"], volumes={"c": "pv-0"}, devices={"d": ("gpu=g/a/gpu-0",)}
+            ),
+            "",
+            "unique",
+        ),
+        (
+            Outcome(node="a", volumes={"c": "pv-0"}),
+            KubeschedOutcome(node="a", feasible=["a"], volumes={"c": "pv-1"}),
+            VOLUMES,
+            "unique",
+        ),
+        (
+            Outcome(node="a", devices={"d": ("gpu=g/a/gpu-0",)}),
+            KubeschedOutcome(node="a", feasible=["a"], devices={"d": ("gpu=g/a/gpu-1",)}),
+            DEVICES,
+            "unique",
+        ),
+        (  # on another (tied) node the claims may differ
+            Outcome(node="b", volumes={"c": "pv-b"}),
+            KubeschedOutcome(
+                node="a", feasible=["a", "b"], totals={"a": 5, "b": 5}, volumes={"c": "pv-a"}
+            ),
+            "",
+            "tie",
+        ),
     ],
     ids=[
         "only-feasible-node",
@@ -281,6 +410,10 @@ def _preempting(
         "not-bound-after-preemption",
         "reference-not-bound-in-time",
         "preempted-vs-not",
+        "same-volumes-and-devices",
+        "other-volume",
+        "other-devices",
+        "tied-nodes-other-volumes",
     ],
 )
 def test_compare(reference, kubesched, mismatch, node_check):
@@ -359,6 +492,7 @@ def test_kubesched_outcome_reports_feasible_nodes_and_totals(registry: Registry)
         "NodeResourcesFit",
         "NodeResourcesBalancedAllocation",
         "ImageLocality",
+        "DynamicResources",  # kube scores every pod (0 without claims): it has no PreScore
     }
 
 

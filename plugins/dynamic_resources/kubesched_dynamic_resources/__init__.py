@@ -58,6 +58,8 @@ REASON_NOT_SIGNABLE = "pods with dra resource claims are not signable"
 FINALIZER = "resource.kubernetes.io/delete-protection"
 
 _STATE_KEY = NAME
+#: Written by every PreFilter call, claims or not (kube writes its state first thing).
+_PRE_FILTER_RAN = f"{NAME}/preFilterRan"
 _CLAIM, _CLASS, _SLICE = "ResourceClaim", "DeviceClass", "ResourceSlice"
 #: ``retry.DefaultRetry``'s steps: PreBind's status write retried on conflicts.
 _CONFLICT_RETRIES = 5
@@ -246,6 +248,7 @@ class DynamicResources:
     @hookimpl
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | None:
         """Read the pod's claims; prepare an allocator when some are not allocated yet."""
+        state.write(_PRE_FILTER_RAN, True)
         if not _has_claims(pod):
             return Status.skip()
         all_claims = self._claims()
@@ -354,7 +357,17 @@ class DynamicResources:
     # -- PostFilter --------------------------------------------------------------------------
     @hookimpl
     def post_filter(self, state: CycleState, pod: Pod) -> Status | None:
-        """Deallocate a claim that keeps the pod off every node, when no other pod uses it."""
+        """Deallocate a claim that keeps the pod off every node, when no other pod uses it.
+
+        When PreFilter never ran (an earlier plugin's PreFilter rejected the pod), kube's
+        PostFilter fails to read its state: an Error ``not found``, which ends PostFilter before
+        DefaultPreemption and ends the pod's message. A profile without this PreFilter (the
+        seed's disables every default one) gets no such Error: kubesched's one difference."""
+        if state.get(_PRE_FILTER_RAN) is None:
+            framework = self.handle.framework
+            if framework is None or NAME in framework.plugins_at("preFilter"):
+                return Status.error("not found")
+            return None
         data: _CycleData | None = state.get(_STATE_KEY)
         if data is None:
             return None

@@ -225,6 +225,47 @@ def test_post_filter_deallocates_a_claim_that_keeps_the_pod_off_every_node():
         assert h.node_of("p") == NODE_1
 
 
+@pytest.mark.parametrize(
+    ("pre_filter_ran", "pod", "want"),
+    [
+        # kube's PostFilter reads the state PreFilter wrote; when an earlier plugin's PreFilter
+        # rejected the pod, this one's never ran: "not found" is an Error, which ends PostFilter
+        # (no preemption) and becomes the message's tail.
+        pytest.param(False, make_pod("plain").obj(), Status.error("not found"), id="no PreFilter"),
+        pytest.param(True, make_pod("plain").obj(), None, id="no claims"),
+        pytest.param(True, pod_with("p", "absent").obj(), None, id="PreFilter rejected it"),
+    ],
+)
+def test_post_filter_without_the_pre_filter_state(pre_filter_ran, pod, want):
+    from kubesched import CycleState
+
+    plugin = _plugin([])
+    state = CycleState()
+    if pre_filter_ran:
+        plugin.pre_filter(state, pod)
+    got = plugin.post_filter(state, pod)
+    if want is None:
+        assert got is None
+    else:
+        assert (got.code, got.message()) == (want.code, want.message())
+
+
+def test_post_filter_of_a_profile_without_the_pre_filter_goes_on_to_preemption():
+    scheduler, _backend = make_scheduler(
+        {NAME: DynamicResources},
+        {
+            "plugins": {
+                "multiPoint": {"enabled": [{"name": NAME}]},
+                "preFilter": {"disabled": [{"name": NAME}]},
+            }
+        },
+    )
+    from kubesched import CycleState
+
+    plugin = scheduler.frameworks["custom-scheduler"].plugins[NAME]
+    assert plugin.post_filter(CycleState(), make_pod("plain").obj()) is None
+
+
 def test_pods_without_claims_skip_the_plugin():
     with harness() as h:
         report = h.schedule(make_pod("plain"))

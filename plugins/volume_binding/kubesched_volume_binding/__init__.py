@@ -33,7 +33,6 @@ from kubesched import (
     NodeInfo,
     ObjectWriteError,
     Pod,
-    PreFilterResult,
     QueueingHint,
     Status,
     hookimpl,
@@ -72,7 +71,6 @@ from .binder import (
     PodVolumeClaims,
     PodVolumes,
     StaticBinding,
-    eligible_nodes,
     find_pod_volumes,
     is_volume_bound_to_claim,
 )
@@ -296,9 +294,9 @@ class VolumeBinding:
         return found
 
     @hookimpl
-    def pre_filter(self, state: CycleState, pod: Pod) -> PreFilterResult | Status | None:
-        """Sort the claims; reject while an Immediate one is unbound; narrow to local PVs'
-        nodes. Skip for a pod without claims."""
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status | None:
+        """Sort the claims; reject while an Immediate one is unbound. Skip for a pod without
+        claims."""
         if not pod_claims(pod):
             state.write(STATE_KEY, _State())
             return Status.skip()
@@ -339,8 +337,9 @@ class VolumeBinding:
             self.list_capacities() if sorted_claims.unbound_delay_binding else [],
         )
         state.write(STATE_KEY, _State(sorted_claims, cluster))
-        eligible = eligible_nodes(pvs, sorted_claims.bound)
-        return PreFilterResult(eligible) if eligible is not None else None
+        # kube-scheduler v1.37 narrows no nodes here (its GetEligibleNodes is gone): each node
+        # a bound local PV excludes is rejected by Filter, under Filter's reason.
+        return None
 
     # -- Filter, Score -------------------------------------------------------------------------
     @hookimpl

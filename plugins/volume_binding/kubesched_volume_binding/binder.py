@@ -25,7 +25,7 @@ from kubesched.api.storage import (
 )
 
 REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
-REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 
@@ -393,31 +393,3 @@ def find_matching_volumes(
         chosen[str(meta(pv).get("name"))] = pv
         bindings.append(StaticBinding(pv, pvc))
     return found, bindings, unmatched
-
-
-def local_volume_node_names(pv: Obj) -> set[str]:
-    """``GetLocalPersistentVolumeNodeNames``: the hostnames a PV's node affinity pins it to
-    (``kubernetes.io/hostname In [...]``), the union over its terms."""
-    affinity = ((pv.get("spec") or {}).get("nodeAffinity") or {}).get("required") or {}
-    result: set[str] = set()
-    for term in affinity.get("nodeSelectorTerms") or ():
-        nodes: set[str] | None = None
-        for expression in (term or {}).get("matchExpressions") or ():
-            if expression.get("key") == LABEL_HOSTNAME and expression.get("operator") == "In":
-                values = set(expression.get("values") or ())
-                nodes = values if nodes is None else nodes & values
-        result |= nodes or set()
-    return result
-
-
-def eligible_nodes(pvs: Mapping[str, Obj], bound: Sequence[Obj]) -> set[str] | None:
-    """``GetEligibleNodes``: the nodes local PVs of the bound claims allow, or ``None``."""
-    eligible: set[str] | None = None
-    for pvc in bound:
-        pv = pvs.get((pvc.get("spec") or {}).get("volumeName") or "")
-        if pv is None:
-            continue
-        names = local_volume_node_names(pv)
-        if names:
-            eligible = names if eligible is None else eligible & names
-    return eligible

@@ -296,14 +296,29 @@ def test_filter(pvs, pvcs, node_zone, reasons):
         assert status.reasons == reasons
 
 
-def test_local_pvs_narrow_the_nodes_at_pre_filter():
+def test_local_pvs_do_not_narrow_the_nodes_at_pre_filter():
+    # kube-scheduler v1.37's PreFilter returns no node subset (GetEligibleNodes is gone):
+    # the other nodes are each rejected by Filter, and counted under its reason.
     c = cluster(
         [node("n1"), node("n2")],
         [pv("pv-a", claim="pvc-a", phase="Bound", nodes=("n2",))],
         [pvc("pvc-a", volume="pv-a", bound=True)],
     )
     _, _, pre, _ = run_filter(c, claim_pod("p", "pvc-a"), "n2")
-    assert pre.node_names == frozenset({"n2"})
+    assert pre is None
+
+
+def test_a_bound_local_pv_on_another_node_reads_as_kube_scheduler_says():
+    objects = {
+        "PersistentVolume": [pv("local-b", claim="data", phase="Bound", nodes=("b",))],
+        "PersistentVolumeClaim": [pvc("data", volume="local-b", bound=True)],
+        "StorageClass": CLASSES,
+    }
+    with Harness.for_plugin(VolumeBinding, nodes=[node("a"), node("c")], objects=objects) as h:
+        report = h.schedule(claim_pod("web", "data"))
+    assert report.message == (
+        "0/2 nodes are available: 2 node(s) didn't match PersistentVolume's node affinity."
+    )
 
 
 def test_the_smallest_fitting_pv_is_chosen_and_claims_get_distinct_pvs():

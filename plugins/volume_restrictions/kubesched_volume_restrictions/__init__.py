@@ -42,7 +42,8 @@ __all__ = [
 NAME = "VolumeRestrictions"
 REASON_DISK_CONFLICT = "node(s) had no available disk"
 REASON_RWOP_CONFLICT = (
-    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "
+    "in-use by another pod"
 )
 STATE_KEY = "PreFilter" + NAME
 READ_WRITE_ONCE_POD = "ReadWriteOncePod"

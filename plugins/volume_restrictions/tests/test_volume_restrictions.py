@@ -250,7 +250,12 @@ def test_in_a_profile_the_second_user_waits_until_the_first_is_gone():
         h.schedule(with_claims("first", "claim-with-rwop-1"))
         assert h.node_of("first") == "n1"
         report = h.schedule(with_claims("second", "claim-with-rwop-1"))
-        assert report.message == f"0/1 nodes are available: 1 {REASON_RWOP_CONFLICT}."
+        # kube-scheduler v1.37's words (volume_restrictions.go, ErrReasonReadWriteOncePodConflict).
+        assert report.message == (
+            "0/1 nodes are available: 1 node(s) unavailable due to PersistentVolumeClaim with "
+            "ReadWriteOncePod access mode already in-use by another pod."
+        )
+        assert REASON_RWOP_CONFLICT in report.message
         h.backend.delete_pod(h.backend.pod("default", "first"))
         h.run()
         assert h.node_of("second") == "n1"
