@@ -37,6 +37,11 @@ class PluginsRunner(Protocol):
     """The profile's plugins, run for a what-if (kube's ``framework.PluginsRunner``): what
     preemption asks when it tries a node without its victims."""
 
+    def plugins_at(self, point: str) -> list[str]:
+        """The plugins the profile runs at ``point`` (a profile field name: ``preFilter``,
+        ``filter``, …), in order."""
+        ...
+
     def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """``None`` when every Filter plugin passes ``pod`` on ``node_info``, else the first
         rejection (with its plugin)."""
@@ -142,6 +147,11 @@ class Handle:
                 "(kubesched.testing's Harness), not with a bare Handle"
             )
         return self._runner
+
+    def plugins_at(self, point: str) -> list[str]:
+        """The plugins the profile runs at ``point`` (``preFilter``, ``filter``, …), in order:
+        a plugin whose behaviour depends on whether another point of its own runs asks here."""
+        return self._plugins().plugins_at(point)
 
     def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """The profile's Filter plugins for ``pod`` on the node (see :class:`PluginsRunner`)."""

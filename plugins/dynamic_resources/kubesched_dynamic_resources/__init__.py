@@ -364,8 +364,7 @@ class DynamicResources:
         DefaultPreemption and ends the pod's message. A profile without this PreFilter (the
         seed's disables every default one) gets no such Error: kubesched's one difference."""
         if state.get(_PRE_FILTER_RAN) is None:
-            framework = self.handle.framework
-            if framework is None or NAME in framework.plugins_at("preFilter"):
+            if NAME in self.handle.plugins_at("preFilter"):
                 return Status.error("not found")
             return None
         data: _CycleData | None = state.get(_STATE_KEY)
