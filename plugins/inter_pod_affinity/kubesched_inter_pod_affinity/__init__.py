@@ -97,7 +97,7 @@ class InterPodAffinity:
         self.list_namespaces = handle.lister(NAMESPACE_KIND)
         self._terms = TermsCache()
         self._counts = MatchCounts()
-        self._tallies = PairTallies()
+        self._tallies = PairTallies(32)
 
     # -- namespaces --------------------------------------------------------------------------
     def _namespaces(self) -> dict[str, Mapping[str, str]]:

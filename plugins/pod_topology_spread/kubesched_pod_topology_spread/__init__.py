@@ -50,7 +50,7 @@ from .constraints import (
     filter_constraints,
     node_labels_match_constraints,
 )
-from .counting import DomainTallies, PodCounts, count_key, count_pods_match_selector
+from .counting import DomainTallies, PodCounts, count_key, count_pods_match_selector, domain_tally
 from .state import (
     CriticalPaths,
     PreFilterState,
@@ -206,9 +206,8 @@ class PodTopologySpread:
                 if only_known and not tp_counts:
                     continue
                 key = count_key(c, namespace)
-                question = (key, c.topology_key, required_keys)
-                totals = self._tallies.get(question).refresh(
-                    nodes, c, namespace, key, required_keys, self._counts
+                totals = domain_tally(
+                    self._tallies, nodes, c, namespace, key, required_keys, self._counts
                 )
                 if only_known:
                     for value in tp_counts:
@@ -232,7 +231,7 @@ class PodTopologySpread:
                 continue
             if require_all and not key_set <= labels.keys():
                 continue
-            memo = memo_of(info, node.name)
+            memo = memo_of(info)
             for c, tp_counts, key, check in prepared:
                 if check and not c.match_node_inclusion_policies(pod, node, required):
                     continue
@@ -430,7 +429,7 @@ class PodTopologySpread:
                 continue
             if c.topology_key == HOSTNAME_LABEL:
                 key = count_key(c, pod.namespace)
-                count = self._counts.count(node_info, node.name, c, pod.namespace, key)
+                count = self._counts.count(node_info, c, pod.namespace, key)
             else:
                 count = s.topology_value_to_pod_counts[i].get(value, 0)
             score += score_for_count(count, c.max_skew, s.topology_normalizing_weight[i])
