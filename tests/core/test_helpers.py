@@ -222,3 +222,14 @@ def test_node_tallies_keep_the_most_recently_used_questions() -> None:
 def test_node_tallies_refuse_a_size_below_one() -> None:
     with pytest.raises(ValueError, match="NodeTallies: maxsize must be at least 1, got 0"):
         NodeTallies(maxsize=0)
+
+
+def test_node_tally_asks_a_node_whose_node_info_was_replaced_even_at_the_same_generation() -> None:
+    nodes = _zone_nodes("z1")
+    tally: NodeTally[str] = NodeTally()
+    tally.refresh(nodes, _Counter())
+    replaced = NodeInfo(nodes[0].node, [_app_pod("a", "web")])
+    replaced.generation = nodes[0].generation
+    counter = _Counter()
+    assert tally.refresh([replaced], counter) == {"z1": 1}
+    assert counter.asked == ["n0"]

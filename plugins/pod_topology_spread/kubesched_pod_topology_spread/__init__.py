@@ -99,6 +99,9 @@ def _spec(pod: Pod) -> Mapping[str, Any]:
     return pod.raw.get("spec") or {}
 
 
+#: Filter's memory of a domain: not answered yet.
+_UNDECIDED: Any = object()
+
 # --- plugin --------------------------------------------------------------------------------------
 
 
@@ -328,6 +331,7 @@ class PodTopologySpread:
             counts = s.tp_value_to_match_num[i]
             counts[value] = counts.get(value, 0) + delta
             s.critical_paths[i].update(value, counts[value])
+            s.verdicts.clear()
         return None
 
     # -- Filter ------------------------------------------------------------------------------
@@ -341,8 +345,16 @@ class PodTopologySpread:
             return None
         node = node_info.node
         labels = node.labels if node is not None else {}
-        for i, c in enumerate(s.constraints):
-            value = labels.get(c.topology_key)
+        # The answer follows from the node's topology values alone: once per domain.
+        values = tuple(map(labels.get, s.topology_keys))
+        verdict = s.verdicts.get(values, _UNDECIDED)
+        if verdict is _UNDECIDED:
+            verdict = s.verdicts[values] = self._verdict(s, values)
+        return verdict
+
+    @staticmethod
+    def _verdict(s: PreFilterState, values: tuple[str | None, ...]) -> Status | None:
+        for i, (c, value) in enumerate(zip(s.constraints, values, strict=True)):
             if value is None:
                 return Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
             match_num = s.tp_value_to_match_num[i].get(value, 0)
