@@ -3,7 +3,8 @@
 Each workload has the shape of its namesake in kubernetes v1.37's
 ``test/integration/scheduler_perf`` (the templates' requests, labels, constraints and node
 labels), built as a cluster and run through ``simulate``'s code path: the in-memory backend, one
-thread, the default profile with every installed plugin, bindings inline. The pods scheduler_perf
+thread, the default profile with every installed plugin, bindings inline; CPU time from the
+first scheduling cycle to the last pod (the initial lists excluded). The pods scheduler_perf
 creates before measuring (``initPods``) are bound from the start, round-robin over the nodes, as
 its scheduler would have spread them; the measured pods are pending.
 
@@ -390,7 +391,7 @@ WORKLOADS: dict[str, MemoryWorkload] = {
 
 
 def run_workload(name: str, nodes: int | None = None, pods: int | None = None) -> MemoryRun:
-    """One run: CPU seconds (this process) from the scheduler's start to the last pod."""
+    """One run: CPU seconds (this process) from the first scheduling cycle to the last pod."""
     workload = WORKLOADS[name]
     nodes, pods = nodes or workload.nodes, pods or workload.pods
     registry = Registry.installed()
@@ -402,7 +403,17 @@ def run_workload(name: str, nodes: int | None = None, pods: int | None = None) -
     def on_scheduler(scheduler: Scheduler) -> None:
         if churn is not None:
             churn.attach(scheduler)
-        started["cpu"], started["wall"] = time.process_time(), time.perf_counter()
+        schedule_one = scheduler.schedule_one
+
+        def timed_from_the_first_cycle(*args: Any, **kwargs: Any) -> bool:
+            # The initial lists (every node and bound pod through the event handlers) are
+            # not scheduling: the clock starts at the first cycle, as scheduler_perf's does
+            # at its measured pods.
+            if not started:
+                started["cpu"], started["wall"] = time.process_time(), time.perf_counter()
+            return schedule_one(*args, **kwargs)
+
+        scheduler.schedule_one = timed_from_the_first_cycle  # type: ignore[method-assign]
 
     result = simulate(
         cluster, default_config(registry), registry, seed=0, on_scheduler=on_scheduler, tune_gc=True
