@@ -183,8 +183,9 @@ class NodeTally(Generic[K]):
 
     :meth:`refresh` asks ``contribution`` again only for the positions whose NodeInfo changed
     (object or generation) since its last call: the snapshot keeps nodes in place and swaps in
-    a new NodeInfo for a changed node. A change in the list's length asks every node. A key
-    stays in :attr:`totals` while some node contributes to it, even when its amounts add up to
+    a new NodeInfo for a changed node. In a list of another length nodes are matched by name,
+    so that only the changed, added and gone ones are counted again. A key stays in
+    :attr:`totals` while some node contributes to it, even when its amounts add up to
     0; :attr:`contributors` counts those nodes.
     """
 
@@ -220,12 +221,8 @@ class NodeTally(Generic[K]):
         infos, generations, contributions = self._infos, self._generations, self._contributions
         changed: Iterable[int]
         if len(infos) != len(nodes):
-            self.totals.clear()
-            self.contributors.clear()
-            infos[:] = [None] * len(nodes)
-            generations[:] = [-1] * len(nodes)
-            contributions[:] = [[]] * len(nodes)
-            changed = range(len(nodes))
+            self._realign(nodes, contribution)
+            return self.totals
         else:
             changed = [
                 i
@@ -239,6 +236,38 @@ class NodeTally(Generic[K]):
             self._add(new, 1)
             infos[i], generations[i], contributions[i] = info, info.generation, new
         return self.totals
+
+    def _realign(
+        self, nodes: Sequence[NodeInfo], contribution: Callable[[NodeInfo], Contribution[K]]
+    ) -> None:
+        """A list of another length (a node added or gone, or a sublist such as the snapshot's
+        nodes with affinity pods, which grows as such pods are placed): nodes are matched by
+        name, and only the changed, new and gone ones are counted again."""
+        before = {
+            info.name: (info, generation, contributed)
+            for info, generation, contributed in zip(
+                self._infos, self._generations, self._contributions, strict=True
+            )
+            if info is not None
+        }
+        infos: list[NodeInfo | None] = []
+        generations: list[int] = []
+        contributions: list[Contribution[K]] = []
+        for info in nodes:
+            entry = before.pop(info.name, None)
+            if entry is not None and entry[0] is info and entry[1] == info.generation:
+                contributed = entry[2]
+            else:
+                if entry is not None:
+                    self._add(entry[2], -1)
+                contributed = contribution(info) if info.node is not None else []
+                self._add(contributed, 1)
+            infos.append(info)
+            generations.append(info.generation)
+            contributions.append(contributed)
+        for _, _, contributed in before.values():
+            self._add(contributed, -1)
+        self._infos, self._generations, self._contributions = infos, generations, contributions
 
 
 class NodeTallies(Generic[K]):

@@ -192,14 +192,19 @@ def test_node_tally_sums_contributions_and_asks_only_changed_nodes() -> None:
     assert counter.asked == ["n2"]
 
 
-def test_node_tally_recounts_everything_when_the_node_list_changes_length() -> None:
-    nodes = _zone_nodes("z1", "z2")
+def test_node_tally_matches_nodes_by_name_when_the_list_changes_length() -> None:
+    nodes = _zone_nodes("z1", "z2", "z3")
     nodes[0].add_pod(_app_pod("a", "web"))
+    nodes[2].add_pod(_app_pod("b", "web"))
     tally: NodeTally[str] = NodeTally()
-    tally.refresh(nodes, _Counter())
+    tally.refresh([nodes[0], nodes[2]], _Counter())  # a sublist, as the snapshot's holders
     counter = _Counter()
-    assert tally.refresh(nodes[:1], counter) == {"z1": 1}
-    assert counter.asked == ["n0"]
+    assert tally.refresh(nodes, counter) == {"z1": 1, "z2": 0, "z3": 1}
+    assert counter.asked == ["n1"], "only the node added to the list is asked"
+    nodes[2].add_pod(_app_pod("c", "web"))
+    counter = _Counter()
+    assert tally.refresh(nodes[1:], counter) == {"z2": 0, "z3": 2}, "z1 went with n0"
+    assert counter.asked == ["n2"], "only the changed node is asked"
 
 
 def test_node_tally_skips_node_infos_without_a_node() -> None:
