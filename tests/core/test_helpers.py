@@ -1,15 +1,18 @@
 """The shared plugin helpers (``kubesched.framework.helpers``): kube's
-``helper.DefaultNormalizeScore``
-table, the untolerated-taint check, the compiled selector and the hint guard."""
+``helper.DefaultNormalizeScore`` table, the untolerated-taint check, the compiled selector, the
+hint guard, and the per-node memo and tallies kept across cycles."""
 
 from __future__ import annotations
 
 import pytest
 
-from kubesched import Node, Pod, Taint, Toleration
+from kubesched import Node, NodeInfo, Pod, Taint, Toleration
 from kubesched.api.selectors import LabelSelector
 from kubesched.framework.helpers import (
     MAX_NODE_SCORE,
+    NodeMemo,
+    NodeTallies,
+    NodeTally,
     TolerationIndex,
     compile_selector,
     default_normalize_score,
@@ -115,3 +118,123 @@ def test_unreadable_objects_are_queued() -> None:
     assert unreadable(None, pod, Node)
     assert unreadable(pod, node, Node)
     assert unreadable(node, None, Node)
+
+
+# -- NodeMemo, NodeTally, NodeTallies ------------------------------------------------------------
+
+
+def _zone_nodes(*zones: str) -> list[NodeInfo]:
+    return [NodeInfo(make_node(f"n{i}").zone(zone).obj()) for i, zone in enumerate(zones)]
+
+
+def _app_pod(name: str, app: str) -> Pod:
+    return make_pod(name).uid(name).label("app", app).obj()
+
+
+class _Counter:
+    """A contribution (pods labelled ``app=web`` per zone) that records which nodes it saw."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def __call__(self, info: NodeInfo) -> list[tuple[str, int]]:
+        self.asked.append(info.name)
+        zone = info.node.labels.get("topology.kubernetes.io/zone")
+        if zone is None:
+            return []
+        return [(zone, sum(1 for p in info.pods.values() if p.labels.get("app") == "web"))]
+
+
+def test_node_memo_keeps_values_while_the_node_info_is_unchanged() -> None:
+    memo = NodeMemo()
+    info = NodeInfo(make_node("n").obj())
+    memo.get(info)["k"] = 1
+    assert memo.get(info) == {"k": 1}
+    info.add_pod(_app_pod("p", "web"))
+    assert memo.get(info) == {}, "a new generation starts empty"
+    memo.get(info)["k"] = 2
+    assert memo.get(info.clone()) == {}, "another NodeInfo object, even at the same generation"
+
+
+def test_node_memo_forget_drops_nodes_not_kept() -> None:
+    memo = NodeMemo()
+    a, b = NodeInfo(make_node("a").obj()), NodeInfo(make_node("b").obj())
+    memo.get(a)["k"] = 1
+    memo.get(b)["k"] = 1
+    memo.forget(["a"])
+    assert len(memo) == 1
+    assert memo.get(a) == {"k": 1}
+    assert memo.get(b) == {}
+
+
+def test_node_tally_sums_contributions_and_asks_only_changed_nodes() -> None:
+    nodes = _zone_nodes("z1", "z1", "z2")
+    nodes[0].add_pod(_app_pod("a", "web"))
+    nodes[2].add_pod(_app_pod("b", "web"))
+    nodes[2].add_pod(_app_pod("c", "db"))
+    tally: NodeTally[str] = NodeTally()
+    counter = _Counter()
+    assert tally.refresh(nodes, counter) == {"z1": 1, "z2": 1}
+    assert tally.contributors == {"z1": 2, "z2": 1}
+    assert counter.asked == ["n0", "n1", "n2"]
+
+    counter.asked.clear()
+    assert tally.refresh(nodes, counter) == {"z1": 1, "z2": 1}
+    assert counter.asked == [], "nothing changed: nobody is asked"
+
+    nodes[1].add_pod(_app_pod("d", "web"))
+    assert tally.refresh(nodes, counter) == {"z1": 2, "z2": 1}
+    assert counter.asked == ["n1"]
+
+    counter.asked.clear()
+    nodes[2] = NodeInfo(make_node("n2").zone("z3").obj())  # the snapshot swaps a NodeInfo in
+    assert tally.refresh(nodes, counter) == {"z1": 2, "z3": 0}, "z2 went with its last node"
+    assert counter.asked == ["n2"]
+
+
+def test_node_tally_matches_nodes_by_name_when_the_list_changes_length() -> None:
+    nodes = _zone_nodes("z1", "z2", "z3")
+    nodes[0].add_pod(_app_pod("a", "web"))
+    nodes[2].add_pod(_app_pod("b", "web"))
+    tally: NodeTally[str] = NodeTally()
+    tally.refresh([nodes[0], nodes[2]], _Counter())  # a sublist, as the snapshot's holders
+    counter = _Counter()
+    assert tally.refresh(nodes, counter) == {"z1": 1, "z2": 0, "z3": 1}
+    assert counter.asked == ["n1"], "only the node added to the list is asked"
+    nodes[2].add_pod(_app_pod("c", "web"))
+    counter = _Counter()
+    assert tally.refresh(nodes[1:], counter) == {"z2": 0, "z3": 2}, "z1 went with n0"
+    assert counter.asked == ["n2"], "only the changed node is asked"
+
+
+def test_node_tally_skips_node_infos_without_a_node() -> None:
+    nodes = [*_zone_nodes("z1"), NodeInfo(None)]
+    counter = _Counter()
+    assert NodeTally().refresh(nodes, counter) == {"z1": 0}
+    assert counter.asked == ["n0"]
+
+
+def test_node_tallies_keep_the_most_recently_used_questions() -> None:
+    tallies: NodeTallies[str] = NodeTallies(maxsize=2)
+    a, b = tallies.get("a"), tallies.get("b")
+    assert tallies.get("a") is a
+    tallies.get("c")  # evicts "b", the least recently used
+    assert len(tallies) == 2
+    assert tallies.get("a") is a
+    assert tallies.get("b") is not b
+
+
+def test_node_tallies_refuse_a_size_below_one() -> None:
+    with pytest.raises(ValueError, match="NodeTallies: maxsize must be at least 1, got 0"):
+        NodeTallies(maxsize=0)
+
+
+def test_node_tally_asks_a_node_whose_node_info_was_replaced_even_at_the_same_generation() -> None:
+    nodes = _zone_nodes("z1")
+    tally: NodeTally[str] = NodeTally()
+    tally.refresh(nodes, _Counter())
+    replaced = NodeInfo(nodes[0].node, [_app_pod("a", "web")])
+    replaced.generation = nodes[0].generation
+    counter = _Counter()
+    assert tally.refresh([replaced], counter) == {"z1": 1}
+    assert counter.asked == ["n0"]

@@ -478,6 +478,11 @@ class Framework:
             self.memo.table(("filter-part", signature.key, plugins)), signed, unsigned
         )
 
+    def filter_results_reusable(self, state: CycleState) -> bool:
+        """Whether every running Filter plugin signed ``state``'s pod (``PluginsRunner``)."""
+        reuse = self.filter_reuse(state)
+        return reuse is not None and reuse.complete
+
     def run_filter_reusing(
         self, state: CycleState, pod: Pod, node_info: NodeInfo, reuse: FilterReuse
     ) -> Status | None:

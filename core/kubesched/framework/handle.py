@@ -42,6 +42,11 @@ class PluginsRunner(Protocol):
         ``filter``, …), in order."""
         ...
 
+    def filter_results_reusable(self, state: CycleState) -> bool:
+        """Whether every Filter plugin running in ``state``'s cycle signed the pod, so that
+        their answers on a node follow from the pod's signature and the node alone."""
+        ...
+
     def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """``None`` when every Filter plugin passes ``pod`` on ``node_info``, else the first
         rejection (with its plugin)."""
@@ -152,6 +157,11 @@ class Handle:
         """The plugins the profile runs at ``point`` (``preFilter``, ``filter``, …), in order:
         a plugin whose behaviour depends on whether another point of its own runs asks here."""
         return self._plugins().plugins_at(point)
+
+    def filter_results_reusable(self, state: CycleState) -> bool:
+        """Whether the Filter answers of ``state``'s pod follow from its signature and the
+        node alone (see :class:`PluginsRunner`): preemption reuses a node's dry run then."""
+        return self._plugins().filter_results_reusable(state)
 
     def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """The profile's Filter plugins for ``pod`` on the node (see :class:`PluginsRunner`)."""

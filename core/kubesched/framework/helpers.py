@@ -10,21 +10,31 @@
 - :func:`compile_selector`: a label selector as a plain function, specialised for the common
   ``matchLabels`` case (hot in per-node loops);
 - :func:`unreadable`: the guard every queueing hint starts with (kube queues on objects it
-  cannot read).
+  cannot read);
+- :class:`NodeMemo`, :class:`NodeTally` and :class:`NodeTallies`: what a plugin counts per node,
+  kept across cycles while the node's :class:`~kubesched.framework.nodeinfo.NodeInfo` (object and
+  generation) stays the same, and summed over the cluster by revisiting only the changed nodes
+  (kube-scheduler recounts every node in each cycle, in parallel; the sums are the same).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Generic, TypeVar
+
+from cachetools import LRUCache
 
 from kubesched.api.objects import Taint, Toleration
 from kubesched.api.selectors import EQUALS, IN, LabelSelector
+from kubesched.framework.nodeinfo import NodeInfo
 
 __all__ = [
     "DO_NOT_SCHEDULE_TAINT_EFFECTS",
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
+    "NodeMemo",
+    "NodeTallies",
+    "NodeTally",
     "TolerationIndex",
     "compile_selector",
     "default_normalize_score",
@@ -125,3 +135,158 @@ def unreadable(old: Any, new: Any, kind: type) -> bool:
     or ``old`` is neither ``None`` nor one): kube-scheduler then queues the pod
     (``QueueingHint.QUEUE``) rather than risk stranding it."""
     return not isinstance(new, kind) or (old is not None and not isinstance(old, kind))
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+class NodeMemo:
+    """Per node, a dict of whatever a plugin computed from the node's pods, kept while the
+    node's NodeInfo stays the same object at the same generation (a changed node gets a new
+    NodeInfo or a new generation, and so an empty dict).
+
+    Entries of nodes that left the cluster stay until :meth:`forget`; a plugin calls it when
+    :func:`len` exceeds the cluster's size by some margin.
+    """
+
+    __slots__ = ("_nodes",)
+
+    def __init__(self) -> None:
+        self._nodes: dict[str, tuple[NodeInfo, int, dict[Any, Any]]] = {}
+
+    def get(self, info: NodeInfo) -> dict[Any, Any]:
+        """The remembered values of ``info``'s node (empty when the node changed)."""
+        entry = self._nodes.get(info.name)
+        if entry is None or entry[0] is not info or entry[1] != info.generation:
+            memo: dict[Any, Any] = {}
+            self._nodes[info.name] = (info, info.generation, memo)
+            return memo
+        return entry[2]
+
+    def forget(self, keep: Iterable[str]) -> None:
+        """Drop the nodes not named in ``keep``."""
+        names = set(keep)
+        for name in [n for n in self._nodes if n not in names]:
+            del self._nodes[name]
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+
+#: What one node adds to a tally: ``(key, amount)`` pairs (a key may repeat).
+Contribution = list[tuple[K, int]]
+
+
+class NodeTally(Generic[K]):
+    """Sums per key of what every node contributes, for one question, kept from one cycle to
+    the next.
+
+    :meth:`refresh` asks ``contribution`` again only for the positions whose NodeInfo changed
+    (object or generation) since its last call: the snapshot keeps nodes in place and swaps in
+    a new NodeInfo for a changed node. In a list of another length nodes are matched by name,
+    so that only the changed, added and gone ones are counted again. A key stays in
+    :attr:`totals` while some node contributes to it, even when its amounts add up to
+    0; :attr:`contributors` counts those nodes.
+    """
+
+    __slots__ = ("_contributions", "_generations", "_infos", "contributors", "totals")
+
+    def __init__(self) -> None:
+        self._infos: list[NodeInfo | None] = []
+        self._generations: list[int] = []
+        self._contributions: list[Contribution[K]] = []
+        #: key -> summed amounts.
+        self.totals: dict[K, int] = {}
+        #: key -> contributions to it (nodes, unless a node names a key twice).
+        self.contributors: dict[K, int] = {}
+
+    def _add(self, contribution: Contribution[K], sign: int) -> None:
+        totals, contributors = self.totals, self.contributors
+        for key, amount in contribution:
+            left = contributors.get(key, 0) + sign
+            if left:
+                contributors[key] = left
+                totals[key] = totals.get(key, 0) + sign * amount
+            else:
+                del contributors[key], totals[key]
+
+    def refresh(
+        self,
+        nodes: Sequence[NodeInfo],
+        contribution: Callable[[NodeInfo], Contribution[K]],
+    ) -> dict[K, int]:
+        """The totals over ``nodes``; ``contribution`` is called for changed nodes that have
+        a Node (a NodeInfo without one contributes nothing). The dict is the tally's own:
+        copy it before changing it."""
+        infos, generations, contributions = self._infos, self._generations, self._contributions
+        changed: Iterable[int]
+        if len(infos) != len(nodes):
+            self._realign(nodes, contribution)
+            return self.totals
+        else:
+            changed = [
+                i
+                for i, info in enumerate(nodes)
+                if info is not infos[i] or info.generation != generations[i]
+            ]
+        for i in changed:
+            info = nodes[i]
+            self._add(contributions[i], -1)
+            new = contribution(info) if info.node is not None else []
+            self._add(new, 1)
+            infos[i], generations[i], contributions[i] = info, info.generation, new
+        return self.totals
+
+    def _realign(
+        self, nodes: Sequence[NodeInfo], contribution: Callable[[NodeInfo], Contribution[K]]
+    ) -> None:
+        """A list of another length (a node added or gone, or a sublist such as the snapshot's
+        nodes with affinity pods, which grows as such pods are placed): nodes are matched by
+        name, and only the changed, new and gone ones are counted again."""
+        before = {
+            info.name: (info, generation, contributed)
+            for info, generation, contributed in zip(
+                self._infos, self._generations, self._contributions, strict=True
+            )
+            if info is not None
+        }
+        infos: list[NodeInfo | None] = []
+        generations: list[int] = []
+        contributions: list[Contribution[K]] = []
+        for info in nodes:
+            entry = before.pop(info.name, None)
+            if entry is not None and entry[0] is info and entry[1] == info.generation:
+                contributed = entry[2]
+            else:
+                if entry is not None:
+                    self._add(entry[2], -1)
+                contributed = contribution(info) if info.node is not None else []
+                self._add(contributed, 1)
+            infos.append(info)
+            generations.append(info.generation)
+            contributions.append(contributed)
+        for _, _, contributed in before.values():
+            self._add(contributed, -1)
+        self._infos, self._generations, self._contributions = infos, generations, contributions
+
+
+class NodeTallies(Generic[K]):
+    """The most recently used :class:`NodeTally` per question, at most ``maxsize`` of them (a
+    question is whatever decides the contributions: a selector, a namespace, a topology key)."""
+
+    __slots__ = ("_tallies",)
+
+    def __init__(self, maxsize: int = 16) -> None:
+        if maxsize < 1:
+            raise ValueError(f"NodeTallies: maxsize must be at least 1, got {maxsize}")
+        self._tallies: LRUCache[Hashable, NodeTally[K]] = LRUCache(maxsize)
+
+    def get(self, question: Hashable) -> NodeTally[K]:
+        """The tally of ``question`` (a new, empty one when it was never asked or dropped)."""
+        tally = self._tallies.get(question)
+        if tally is None:
+            tally = self._tallies[question] = NodeTally()
+        return tally
+
+    def __len__(self) -> int:
+        return len(self._tallies)

@@ -13,10 +13,13 @@ preemptor back until those calls are sent.
 from __future__ import annotations
 
 import logging
+import operator
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
+
+from cachetools import LRUCache
 
 from kubesched import (
     ActionType,
@@ -125,6 +128,10 @@ ACTION_PREEMPTING = "Preempting"
 PDB_KIND = "PodDisruptionBudget"
 #: The status of a node missing from the Filter statuses (PreFilter left it out).
 _UNRESOLVABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+#: One node's dry-run answer: the victims, how many violate a PDB, or why none will do.
+_DryRun = tuple[list[Pod], int, Status | None]
+#: Dry-run answers kept (per signature and node): a few signatures over 5,000 nodes.
+DRY_RUNS_KEPT = 20_000
 
 
 def fit_error_message(num_all_nodes: int, node_statuses: Mapping[str, Status]) -> str:
@@ -206,6 +213,10 @@ class DefaultPreemption:
         self._preempting: set[str] = set()
         #: Preemptor UID -> UID of its last victim, once only that one's calls are left.
         self._last_victim: dict[str, str] = {}
+        #: (what decides the dry run but the node, node name) -> (the node's generation, the
+        #: dry run's answer there): see :meth:`_dry_run_key`. Valid for ``_pdb_objects``.
+        self._dry_runs: LRUCache[tuple[Any, str], tuple[int, _DryRun]] = LRUCache(DRY_RUNS_KEPT)
+        self._pdb_objects: list[Mapping[str, Any]] = []
 
     @hookimpl
     def pre_enqueue(self, pod: Pod) -> Status | None:
@@ -374,9 +385,25 @@ class DefaultPreemption:
         if not potential:
             return [], {}, []
         offset, num_candidates = self.get_offset_and_num_candidates(len(potential))
-        return self.dry_run_preemption(
-            state, pod, potential, self.pod_disruption_budgets(), offset, num_candidates
-        )
+        raw_pdbs = self._list_pdbs()
+        if len(raw_pdbs) != len(self._pdb_objects) or not all(
+            map(operator.is_, raw_pdbs, self._pdb_objects)
+        ):
+            self._pdb_objects = list(raw_pdbs)
+            self._dry_runs.clear()
+        pdbs = [PodDisruptionBudget.from_dict(raw) for raw in raw_pdbs]
+        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
+
+    def _dry_run_key(self, state: CycleState, pod: Pod) -> tuple[Any, ...] | None:
+        """What decides :meth:`select_victims_on_node` besides the node, when another pod's
+        answer on the same node may be reused: every running Filter signed the pod (the
+        condition under which the scheduling cycle reuses Filter results, signature.py), so
+        the Filters' answers on any state of the node follow from the signature; the pod's
+        priority picks the potential victims. ``None``: not reusable."""
+        signature = state.signature
+        if signature is None or not self.handle.filter_results_reusable(state):
+            return None
+        return (signature.key, frozenset(state.skip_filter_plugins), pod.priority)
 
     def dry_run_preemption(
         self,
@@ -395,15 +422,30 @@ class DefaultPreemption:
         statuses: dict[str, Status] = {}
         errors: list[str] = []
         total = len(potential_nodes)
+        # A dry run on a node without nominated pods, unchanged since a pod signed the same way
+        # ran there, has that pod's answer (PDBs unchanged: find_candidates clears the memory).
+        key = self._dry_run_key(state, pod)
+        handle = self.handle
+        nominated = handle.nodes_with_nominated_pods() if handle.has_nominated_pods() else ()
         for i in range(total):
             info = potential_nodes[(offset + i) % total]
-            victims, violations, status = self.select_victims_on_node(
-                state.clone(), pod, info.clone(), pdbs
-            )
+            reusable = key is not None and info.name not in nominated
+            entry = self._dry_runs.get((key, info.name)) if reusable else None
+            if entry is not None and entry[0] == info.generation:
+                victims, violations, status = entry[1]
+            else:
+                victims, violations, status = self.select_victims_on_node(
+                    state.clone(), pod, info.clone(), pdbs
+                )
+                if reusable and (status is None or status.code is not Code.ERROR):
+                    self._dry_runs[(key, info.name)] = (
+                        info.generation,
+                        (victims, violations, status),
+                    )
             if status is None and victims:
                 found = non_violating if violations == 0 else violating
                 if len(found) < num_candidates:
-                    found.append(Candidate(info.name, victims, violations))
+                    found.append(Candidate(info.name, list(victims), violations))
                 if non_violating and len(non_violating) + len(violating) >= num_candidates:
                     break
                 continue

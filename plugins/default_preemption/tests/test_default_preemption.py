@@ -47,6 +47,7 @@ from preemption_support import (
     VERY_LARGE,
     Env,
     FalseFilter,
+    TestFit,
     epoch,
     names,
     node,
@@ -59,6 +60,7 @@ from kubesched import (
     ClusterEvent,
     Code,
     ConfigError,
+    CycleState,
     EventResource,
     Pod,
     PostFilterResult,
@@ -66,6 +68,7 @@ from kubesched import (
     Status,
     WaitingPod,
 )
+from kubesched.framework.hookspecs import hookimpl
 from kubesched.testing.harness import make_scheduler
 
 UNSCHEDULABLE = Status(Code.UNSCHEDULABLE)
@@ -614,6 +617,53 @@ def test_dry_run_keeps_the_snapshot_and_state_intact():
     assert [c.name for c in candidates] == ["node1"]
     assert list(env.node_info("node1").pods) == ["p1"]
     assert state.read("PreFilterExclusiveFoo") == counts
+
+
+class SignedFit(TestFit):
+    """TestFit that signs the pods it reads (their requests), so that its answers, and the dry
+    run's on an unchanged node, may be reused for the next pod like it."""
+
+    __test__ = False
+    name = "SignedFit"
+
+    @hookimpl
+    def sign_pod(self, pod: Pod) -> object:
+        return sorted((pod.raw.get("spec") or {}).get("containers", [{}])[0].items(), key=str)
+
+
+def test_a_dry_run_is_reused_for_a_pod_signed_alike_until_the_node_or_pdbs_change():
+    env = Env(
+        [node("node1", **VERY_LARGE)],
+        [pod("v1", on="node1", priority=LOW, req=LARGE, labels={"app": "foo"})],
+        filters=["SignedFit"],
+        extra={SignedFit.name: SignedFit},
+    )
+    dry_runs: list[str] = []
+    select = env.plugin.select_victims_on_node
+
+    def counted(state, preemptor, node_info, pdbs):
+        dry_runs.append(preemptor.name)
+        return select(state, preemptor, node_info, pdbs)
+
+    env.plugin.select_victims_on_node = counted  # type: ignore[method-assign]
+
+    def candidates(name: str) -> dict[str, tuple[list[str], int]]:
+        preemptor = pod(name, priority=HIGH, req=LARGE)
+        state: CycleState = env.state(preemptor)
+        state.signature = env.framework.sign_pod(preemptor)
+        statuses = {"node1": Status.unschedulable("Insufficient cpu")}
+        found, _, _ = env.plugin.find_candidates(state, env.node_infos, preemptor, statuses)
+        return {c.name: (names(c.victims), c.num_pdb_violations) for c in found}
+
+    assert candidates("p1") == {"node1": (["v1"], 0)}
+    assert candidates("p2") == {"node1": (["v1"], 0)}
+    assert dry_runs == ["p1"], "the node and the PDBs are unchanged: p1's answer holds"
+    env.backend.objects["PodDisruptionBudget"] = [pdb({"app": "foo"}, allowed=0)]
+    assert candidates("p3") == {"node1": (["v1"], 1)}
+    env.backend.add_pod(pod("v2", on="node1", priority=LOW, req=LARGE))  # the node changes
+    env.refresh()
+    assert candidates("p4") == {"node1": (["v1", "v2"], 1)}
+    assert dry_runs == ["p1", "p3", "p4"]
 
 
 # --- TestSelectBestCandidate ---------------------------------------------------------------------

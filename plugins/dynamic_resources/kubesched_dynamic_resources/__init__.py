@@ -35,7 +35,7 @@ from kubesched import (
 )
 from kubesched.api.selectors import NodeSelector, SelectorError
 
-from .allocator import AllocationError, Allocator, DeviceID, claim_key
+from .allocator import Allocation, AllocationError, Allocator, DeviceID, PoolCache, claim_key
 
 __all__ = [
     "FINALIZER",
@@ -184,11 +184,13 @@ class _CycleData:
     #: claim index -> where its allocation is usable
     available_on: dict[int, NodeSelector] = field(default_factory=dict)
     allocator: Allocator | None = None
-    #: node name -> one allocation per claim to allocate
-    node_allocations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: node name -> the fit Filter found there (one allocation per claim to allocate)
+    node_allocations: dict[str, Allocation] = field(default_factory=dict)
     unavailable: set[int] = field(default_factory=set)
     #: claim index -> the allocation Reserve chose
     allocations: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: whether some claim has ``firstAvailable`` subrequests (the only thing Score rewards)
+    first_available: bool = False
 
     def clone(self) -> _CycleData:
         return self  # preemption's what-ifs do not change it
@@ -210,6 +212,8 @@ class DynamicResources:
         #: allocations and assume cache), so that no other pod takes its devices in between
         self._in_flight: dict[str, tuple[dict[str, Any], frozenset[str] | None]] = {}
         self._versions_before: dict[str, set[str]] = {}
+        #: pools per node, kept while the slices stay the same objects
+        self._pools = PoolCache()
 
     # -- helpers -------------------------------------------------------------------------------
     def _claims_by_key(self) -> dict[str, Mapping[str, Any]]:
@@ -259,6 +263,11 @@ class DynamicResources:
         if not claims:
             return Status.skip()
         data = _CycleData(claims, [])
+        data.first_available = any(
+            request.get("firstAvailable")
+            for claim in claims
+            for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ()
+        )
         classes = {str(_meta(c).get("name", "")): c for c in self._classes()}
         for index, claim in enumerate(claims):
             allocation = _status(claim).get("allocation")
@@ -280,7 +289,9 @@ class DynamicResources:
             if problem is not None:
                 return problem
         if data.to_allocate:
-            data.allocator = Allocator(classes, self._slices(), self._allocated(all_claims))
+            data.allocator = Allocator(
+                classes, self._slices(), self._allocated(all_claims), self._pools
+            )
         state.write(_STATE_KEY, data)
         return None
 
@@ -322,13 +333,13 @@ class DynamicResources:
         unavailable = [
             index for index, selector in data.available_on.items() if not selector.matches(node)
         ]
-        allocations: list[dict[str, Any]] = []
+        found: Allocation | None = None
         if data.allocator is not None:
             deadline = (
                 time.monotonic() + self.args.filter_timeout if self.args.filter_timeout else None
             )
             try:
-                result = data.allocator.allocate(
+                found = data.allocator.search(
                     node, [data.claims[i] for i in data.to_allocate], deadline=deadline
                 )
             except TimeoutError:
@@ -337,14 +348,13 @@ class DynamicResources:
                 if exc.on_node:
                     return Status.unresolvable(str(exc))
                 return Status.error(str(exc))
-            if result is None:
+            if found is None:
                 return Status.unresolvable(REASON_CANNOT_ALLOCATE)
-            allocations = result
         if unavailable:
             data.unavailable.update(unavailable)
             return Status.unresolvable(REASON_NOT_AVAILABLE)
-        if data.allocator is not None:
-            data.node_allocations[node.name] = allocations
+        if found is not None:
+            data.node_allocations[node.name] = found
         return None
 
     @hookimpl
@@ -392,12 +402,12 @@ class DynamicResources:
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Prefer nodes where subrequests earlier in ``firstAvailable`` were allocated."""
         data: _CycleData | None = state.get(_STATE_KEY)
-        if data is None or node_info.node is None:
+        if data is None or node_info.node is None or not data.first_available:
             return 0
-        allocations = data.node_allocations.get(node_info.node.name)
-        if allocations is None:
+        found = data.node_allocations.get(node_info.node.name)
+        if found is None:
             return 0
-        by_index = dict(zip(data.to_allocate, allocations, strict=True))
+        by_index = dict(zip(data.to_allocate, found.results(), strict=True))
         score = 0
         for index, claim in enumerate(data.claims):
             allocation = by_index.get(index) or _status(claim).get("allocation") or {}
@@ -428,7 +438,8 @@ class DynamicResources:
         data: _CycleData | None = state.get(_STATE_KEY)
         if data is None or data.allocator is None:
             return None
-        allocations = data.node_allocations.get(node_name)
+        found = data.node_allocations.get(node_name)
+        allocations = found.results() if found is not None else []
         if not allocations:
             return Status.error("claim allocation not found for node")
         if len(allocations) != len(data.to_allocate):

@@ -18,6 +18,7 @@ with the gate off), extended resources backed by DRA.
 
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,9 +32,11 @@ from .cel import CELError, DeviceInput, compile_selector, device_input
 
 __all__ = [
     "ALLOCATION_RESULTS_MAX_SIZE",
+    "Allocation",
     "AllocationError",
     "Allocator",
     "DeviceID",
+    "PoolCache",
     "claim_key",
     "node_matches",
 ]
@@ -102,6 +105,9 @@ class _Device:
     slice: Mapping[str, Any]
     pool: _Pool
     _input: DeviceInput | None = None
+    #: CEL expression -> whether it selects this device (the device's contents decide: the
+    #: answer holds as long as the pool, and so this object, is kept)
+    selected: dict[str, bool] = field(default_factory=dict)
 
     def cel_input(self) -> DeviceInput:
         if self._input is None:
@@ -212,6 +218,38 @@ def gather_pools(
             continue
         pools.append(_build_pool(driver, name, for_pool, same_generation))
     return pools
+
+
+class PoolCache:
+    """Each node's pools, kept from one scheduling cycle to the next while the slices are the
+    same objects in the same order (the listers hand out a new object for a changed slice)
+    and the node is the same object: gathering and building pools, and the devices' CEL
+    inputs and selector answers, are then done once per node instead of once per Filter call.
+    """
+
+    __slots__ = ("_index", "_pools", "_slices")
+
+    def __init__(self) -> None:
+        self._slices: list[Mapping[str, Any]] = []
+        self._index = SliceIndex(())
+        self._pools: dict[str, tuple[Node, list[_Pool]]] = {}
+
+    def index(self, slices: Sequence[Mapping[str, Any]]) -> SliceIndex:
+        """The index of ``slices``; a different list of slices drops every pool kept."""
+        if len(slices) != len(self._slices) or not all(map(operator.is_, slices, self._slices)):
+            self._slices = list(slices)
+            self._index = SliceIndex(self._slices)
+            self._pools.clear()
+        return self._index
+
+    def pools(self, node: Node | None) -> list[_Pool]:
+        """:func:`gather_pools` for ``node`` over the slices last given to :meth:`index`."""
+        if node is None:
+            return gather_pools(self._index, node)
+        entry = self._pools.get(node.name)
+        if entry is None or entry[0] is not node:
+            entry = self._pools[node.name] = (node, gather_pools(self._index, node))
+        return entry[1]
 
 
 def _build_pool(
@@ -373,9 +411,12 @@ class Allocator:
         classes: Mapping[str, Mapping[str, Any]],
         slices: Sequence[Mapping[str, Any]],
         allocated: Iterable[DeviceID] = (),
+        pools: PoolCache | None = None,
     ) -> None:
+        """``pools``: a cache kept across allocators (a plugin's, across cycles)."""
         self.classes = classes
-        self.slices = SliceIndex(slices)
+        self.pools = pools if pools is not None else PoolCache()
+        self.slices = self.pools.index(slices)
         self.allocated = set(allocated)
 
     def allocate(
@@ -391,7 +432,37 @@ class Allocator:
         that fails, an ``All`` request over an incomplete pool), with kube's message, and
         ``TimeoutError`` once ``time.monotonic()`` passes ``deadline``.
         """
-        return _Allocation(self, node, claims, deadline).run()
+        found = self.search(node, claims, deadline=deadline)
+        return found.results() if found is not None else None
+
+    def search(
+        self,
+        node: Node | None,
+        claims: Sequence[Mapping[str, Any]],
+        *,
+        deadline: float | None = None,
+    ) -> Allocation | None:
+        """:meth:`allocate`, with the ``status.allocation`` mappings built only when asked for
+        (Filter finds a fit on many nodes, Reserve takes one); raises as :meth:`allocate`."""
+        allocation = _Allocation(self, node, claims, deadline)
+        return Allocation(allocation) if allocation.run() else None
+
+
+class Allocation:
+    """A fit found by :meth:`Allocator.search`: :meth:`results` builds one ``status.allocation``
+    per claim, once."""
+
+    __slots__ = ("_found", "_results")
+
+    def __init__(self, found: _Allocation) -> None:
+        self._found = found
+        self._results: list[dict[str, Any]] | None = None
+
+    def results(self) -> list[dict[str, Any]]:
+        if self._results is None:
+            found = self._found
+            self._results = [found._result(i) for i in range(len(found.claims))]
+        return self._results
 
 
 class _Allocation:
@@ -407,7 +478,7 @@ class _Allocation:
         self.steps = 0
         self.node = node
         self.claims = claims
-        self.pools = gather_pools(allocator.slices, node)
+        self.pools = allocator.pools.pools(node)
         #: per claim, per request: the alternatives (one, or the subrequests in order)
         self.requests: list[list[list[_Request]]] = []
         self.constraints: list[list[_MatchAttribute]] = []
@@ -418,9 +489,41 @@ class _Allocation:
         self.available: dict[str, dict[str, dict[str, Decimal]]] = {}
         #: (claim, request) -> the alternative that was allocated
         self.chosen: dict[tuple[int, int], _Request] = {}
+        #: per claim, the allocation's node selector (made by :meth:`run`, which raises when
+        #: it cannot be made)
+        self.node_selectors: list[dict[str, Any] | None] = []
 
     # -- set-up ------------------------------------------------------------------------------
-    def run(self) -> list[dict[str, Any]] | None:
+    def run(self) -> bool:
+        """Search; whether every claim was allocated (:meth:`_result` builds each one)."""
+        self._set_up()
+        if not self._claim(0):
+            for pool in self.pools:
+                if pool.invalid:
+                    raise AllocationError(
+                        f"invalid resource pools were encountered: {pool.id}: {pool.invalid}"
+                    )
+            return False
+        self.node_selectors = [
+            self._node_selector([d for _, d in self.results[i]]) for i in range(len(self.claims))
+        ]
+        return True
+
+    def _constraints(self, claim: Mapping[str, Any]) -> list[_MatchAttribute]:
+        constraints = []
+        devices = _spec(claim).get("devices") or {}
+        for i, constraint in enumerate(devices.get("constraints") or ()):
+            if not constraint.get("matchAttribute"):
+                raise AllocationError(
+                    f"claim {claim_key(claim)}, constraint #{i}: empty constraint "
+                    "(unsupported constraint type?)"
+                )
+            constraints.append(
+                _MatchAttribute(constraint.get("requests") or (), constraint["matchAttribute"])
+            )
+        return constraints
+
+    def _set_up(self) -> None:
         for claim_index, claim in enumerate(self.claims):
             devices = _spec(claim).get("devices") or {}
             per_claim: list[list[_Request]] = []
@@ -446,25 +549,7 @@ class _Allocation:
                 minimum += least
                 per_claim.append(alternatives)
             self.requests.append(per_claim)
-            constraints = []
-            for i, constraint in enumerate(devices.get("constraints") or ()):
-                if not constraint.get("matchAttribute"):
-                    raise AllocationError(
-                        f"claim {claim_key(claim)}, constraint #{i}: empty constraint "
-                        "(unsupported constraint type?)"
-                    )
-                constraints.append(
-                    _MatchAttribute(constraint.get("requests") or (), constraint["matchAttribute"])
-                )
-            self.constraints.append(constraints)
-        if not self._claim(0):
-            for pool in self.pools:
-                if pool.invalid:
-                    raise AllocationError(
-                        f"invalid resource pools were encountered: {pool.id}: {pool.invalid}"
-                    )
-            return None
-        return [self._result(i) for i in range(len(self.claims))]
+            self.constraints.append(self._constraints(claim))
 
     def _request(
         self, claim_index: int, name: str, parent: str, spec: Mapping[str, Any]
@@ -537,24 +622,31 @@ class _Allocation:
         class_: Mapping[str, Any] | None,
         selectors: Sequence[Mapping[str, Any]] | None,
     ) -> bool:
-        owner = (
-            f"class {(class_.get('metadata') or {}).get('name', '')}"
-            if class_ is not None
-            else f"claim {claim_key(self.claims[request.claim_index])}"
-        )
+        def owner() -> str:
+            if class_ is not None:
+                return f"class {(class_.get('metadata') or {}).get('name', '')}"
+            return f"claim {claim_key(self.claims[request.claim_index])}"
+
         for i, selector in enumerate(selectors or ()):
             compiled = compile_selector(str((selector.get("cel") or {}).get("expression", "")))
             if compiled.error is not None:
                 raise AllocationError(
-                    f"{owner}: selector #{i}: CEL compile error: {compiled.error}"
+                    f"{owner()}: selector #{i}: CEL compile error: {compiled.error}"
                 )
+            expression = compiled.expression
+            known = device.selected.get(expression)
+            if known is not None:
+                if not known:
+                    return False
+                continue
             try:
-                if not compiled.matches(device.cel_input()):
+                selected = device.selected[expression] = compiled.matches(device.cel_input())
+                if not selected:
                     return False
             except CELError as exc:
                 device_name = "/".join(device.id)
                 raise AllocationError(
-                    f"{owner}: selector #{i} on device {device_name}: CEL runtime error: {exc}"
+                    f"{owner()}: selector #{i} on device {device_name}: CEL runtime error: {exc}"
                 ) from None
         return True
 
@@ -749,7 +841,7 @@ class _Allocation:
         allocation: dict[str, Any] = {"devices": {"results": results}}
         if config:
             allocation["devices"]["config"] = config
-        selector = self._node_selector([d for _, d in self.results[claim_index]])
+        selector = self.node_selectors[claim_index]
         if selector is not None:
             allocation["nodeSelector"] = selector
         return allocation

@@ -33,7 +33,7 @@ from dra_builders import (
     result,
     sub_request,
 )
-from kubesched_dynamic_resources.allocator import AllocationError, Allocator
+from kubesched_dynamic_resources.allocator import AllocationError, Allocator, PoolCache
 
 from kubesched.testing.builders import make_node
 
@@ -536,3 +536,39 @@ def test_admin_access_devices_may_be_in_use_but_not_twice_in_one_claim():
     ]
     claims = [claim("claim-0", request(REQ_0, CLASS_A, 2, adminAccess=True))]
     assert allocate(claims, slices) is None
+
+
+# -- pools kept across cycles (PoolCache) ---------------------------------------------------------
+
+
+def test_a_kept_pool_answers_until_a_slice_changes():
+    pools = PoolCache()
+    claims = [claim("claim-0", request(REQ_0, CLASS_A, 1, MEM_2GI))]
+    small = resource_slice("slice-1", device(DEVICE_1, capacity={"memory": "1Gi"}), node=NODE_1)
+    assert Allocator(CLASSES, [small], (), pools).allocate(NODE, claims) is None
+    assert Allocator(CLASSES, [small], (), pools).allocate(NODE, claims) is None
+    # The lister hands out a new object for a changed slice: its devices are read again.
+    large = resource_slice("slice-1", device(DEVICE_2, capacity={"memory": "2Gi"}), node=NODE_1)
+    assert Allocator(CLASSES, [large], (), pools).allocate(NODE, claims) == [
+        allocation(local_selector(NODE_1), result(REQ_0, DRIVER_A, POOL_1, DEVICE_2))
+    ]
+
+
+def test_a_kept_device_answers_each_selector_for_itself():
+    pools = PoolCache()
+    slices = [resource_slice("slice-1", device(DEVICE_1, capacity={"memory": "1Gi"}), node=NODE_1)]
+    fits = [claim("claim-0", request(REQ_0, CLASS_A, 1, MEM_1GI))]
+    too_small = [claim("claim-1", request(REQ_0, CLASS_A, 1, MEM_2GI))]
+    assert Allocator(CLASSES, slices, (), pools).allocate(NODE, fits) is not None
+    assert Allocator(CLASSES, slices, (), pools).allocate(NODE, too_small) is None
+    assert Allocator(CLASSES, slices, (), pools).allocate(NODE, fits) is not None
+
+
+def test_search_builds_the_allocation_only_when_asked():
+    claims = [claim("claim-0", request(REQ_0, CLASS_A))]
+    found = Allocator(CLASSES, [one_device_slice()], ()).search(NODE, claims)
+    assert found is not None
+    assert found.results() is found.results()
+    assert found.results() == [
+        allocation(local_selector(NODE_1), result(REQ_0, DRIVER_A, POOL_1, DEVICE_1))
+    ]

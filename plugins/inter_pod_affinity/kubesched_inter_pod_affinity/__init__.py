@@ -97,7 +97,7 @@ class InterPodAffinity:
         self.list_namespaces = handle.lister(NAMESPACE_KIND)
         self._terms = TermsCache()
         self._counts = MatchCounts()
-        self._tallies = PairTallies()
+        self._tallies = PairTallies(32)
 
     # -- namespaces --------------------------------------------------------------------------
     def _namespaces(self) -> dict[str, Mapping[str, str]]:
@@ -208,7 +208,11 @@ class InterPodAffinity:
                     if count and t.topology_key in labels
                 ]
 
-            question = ("affinity", affinity_key, tuple(t.topology_key for t in affinity))
+            question: tuple[Any, ...] = (
+                "affinity",
+                affinity_key,
+                tuple(t.topology_key for t in affinity),
+            )
             tally = self._tallies.get(question)
             s.affinity_counts = dict(tally.refresh(nodes, affinity_contribution))
         if anti:
@@ -517,7 +521,7 @@ class InterPodAffinity:
     ) -> QueueingHint:
         """Queue when a node gains (or changes) an affinity topology key, loses (or changes)
         an anti-affinity one, or is added and the pod has anti-affinity."""
-        if unreadable(old, new, Node):
+        if unreadable(old, new, Node) or new is None:  # (the second test narrows the type)
             return QueueingHint.QUEUE
         try:
             terms, anti_terms = _required_terms(pod)

@@ -227,7 +227,8 @@ def parse_pod_terms(pod: Pod) -> PodTerms:
         except SelectorError as exc:
             errors.append(f"{name}: {_selector_error(exc)}")
             parsed.append(())
-    return PodTerms(*parsed, errors=tuple(errors))
+    required, required_anti, preferred, preferred_anti = parsed
+    return PodTerms(required, required_anti, preferred, preferred_anti, errors=tuple(errors))
 
 
 class TermsCache:

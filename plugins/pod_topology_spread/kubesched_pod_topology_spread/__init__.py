@@ -50,7 +50,7 @@ from .constraints import (
     filter_constraints,
     node_labels_match_constraints,
 )
-from .counting import DomainTallies, PodCounts, count_key, count_pods_match_selector
+from .counting import DomainTallies, PodCounts, count_key, count_pods_match_selector, domain_tally
 from .state import (
     CriticalPaths,
     PreFilterState,
@@ -98,6 +98,9 @@ _TOPOLOGY_SPREAD_CONSTRAINTS = "topologySpreadConstraints"
 def _spec(pod: Pod) -> Mapping[str, Any]:
     return pod.raw.get("spec") or {}
 
+
+#: Filter's memory of a domain: not answered yet.
+_UNDECIDED: Any = object()
 
 # --- plugin --------------------------------------------------------------------------------------
 
@@ -206,9 +209,8 @@ class PodTopologySpread:
                 if only_known and not tp_counts:
                     continue
                 key = count_key(c, namespace)
-                question = (key, c.topology_key, required_keys)
-                totals = self._tallies.get(question).refresh(
-                    nodes, c, namespace, key, required_keys, self._counts
+                totals = domain_tally(
+                    self._tallies, nodes, c, namespace, key, required_keys, self._counts
                 )
                 if only_known:
                     for value in tp_counts:
@@ -232,7 +234,7 @@ class PodTopologySpread:
                 continue
             if require_all and not key_set <= labels.keys():
                 continue
-            memo = memo_of(info, node.name)
+            memo = memo_of(info)
             for c, tp_counts, key, check in prepared:
                 if check and not c.match_node_inclusion_policies(pod, node, required):
                     continue
@@ -329,6 +331,7 @@ class PodTopologySpread:
             counts = s.tp_value_to_match_num[i]
             counts[value] = counts.get(value, 0) + delta
             s.critical_paths[i].update(value, counts[value])
+            s.verdicts.clear()
         return None
 
     # -- Filter ------------------------------------------------------------------------------
@@ -342,8 +345,16 @@ class PodTopologySpread:
             return None
         node = node_info.node
         labels = node.labels if node is not None else {}
-        for i, c in enumerate(s.constraints):
-            value = labels.get(c.topology_key)
+        # The answer follows from the node's topology values alone: once per domain.
+        values = tuple(map(labels.get, s.topology_keys))
+        verdict = s.verdicts.get(values, _UNDECIDED)
+        if verdict is _UNDECIDED:
+            verdict = s.verdicts[values] = self._verdict(s, values)
+        return verdict
+
+    @staticmethod
+    def _verdict(s: PreFilterState, values: tuple[str | None, ...]) -> Status | None:
+        for i, (c, value) in enumerate(zip(s.constraints, values, strict=True)):
             if value is None:
                 return Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
             match_num = s.tp_value_to_match_num[i].get(value, 0)
@@ -430,7 +441,7 @@ class PodTopologySpread:
                 continue
             if c.topology_key == HOSTNAME_LABEL:
                 key = count_key(c, pod.namespace)
-                count = self._counts.count(node_info, node.name, c, pod.namespace, key)
+                count = self._counts.count(node_info, c, pod.namespace, key)
             else:
                 count = s.topology_value_to_pod_counts[i].get(value, 0)
             score += score_for_count(count, c.max_skew, s.topology_normalizing_weight[i])

@@ -67,10 +67,22 @@ class CriticalPaths:
 class PreFilterState:
     """What Filter reads: the hard constraints and the matching pods per domain."""
 
-    __slots__ = ("constraints", "critical_paths", "self_match", "tp_value_to_match_num")
+    __slots__ = (
+        "constraints",
+        "critical_paths",
+        "self_match",
+        "topology_keys",
+        "tp_value_to_match_num",
+        "verdicts",
+    )
 
     def __init__(self, constraints: list[SpreadConstraint] | None = None) -> None:
         self.constraints: list[SpreadConstraint] = constraints or []
+        #: Per constraint: its topology key.
+        self.topology_keys: tuple[str, ...] = tuple(c.topology_key for c in self.constraints)
+        #: Filter's answer per tuple of a node's values of :attr:`topology_keys` (the only
+        #: thing of the node it reads); emptied whenever the counts change.
+        self.verdicts: dict[tuple[str | None, ...], Any] = {}
         #: Per constraint: the two least loaded domains.
         self.critical_paths: list[CriticalPaths] = []
         #: Per constraint: topology value -> matching pods (every eligible domain is a key).
