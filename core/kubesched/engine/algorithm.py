@@ -43,15 +43,6 @@ __all__ = [
 ]
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
-_CODE_NAMES = {
-    Code.SUCCESS: "Success",
-    Code.ERROR: "Error",
-    Code.UNSCHEDULABLE: "Unschedulable",
-    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
-    Code.WAIT: "Wait",
-    Code.SKIP: "Skip",
-    Code.PENDING: "Pending",
-}
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
@@ -191,7 +182,7 @@ class SchedulingAlgorithm:
 
     def _observed(self, point: str, fw: Framework, started: float, status: Status) -> None:
         if self.observe is not None:
-            self.observe(point, _CODE_NAMES[status.code], fw.name, time.perf_counter() - started)
+            self.observe(point, status.code.kube_name, fw.name, time.perf_counter() - started)
 
     def schedule(
         self, fw: Framework, state: CycleState, pod: Pod, snapshot: Snapshot

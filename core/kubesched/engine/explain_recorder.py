@@ -38,7 +38,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodeinfo import NodeInfo
 from kubesched.framework.results import PostFilterResult, PreFilterResult
 from kubesched.framework.snapshot import Snapshot
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import Status
 
 if TYPE_CHECKING:
     from kubesched.engine.scheduler import Attempt, Scheduler
@@ -63,15 +63,6 @@ EXCLUDED = "excluded"
 #: Not looked at: the search stopped once it had found enough feasible nodes.
 NOT_EVALUATED = "not evaluated"
 
-CODE_NAMES = {
-    Code.SUCCESS: "Success",
-    Code.ERROR: "Error",
-    Code.UNSCHEDULABLE: "Unschedulable",
-    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
-    Code.WAIT: "Wait",
-    Code.SKIP: "Skip",
-    Code.PENDING: "Pending",
-}
 #: Hooks whose calls are recorded -> the extension point's name as kube-scheduler spells it.
 POINT_NAMES = {
     hook: "".join(word.capitalize() for word in hook.split("_"))
@@ -104,7 +95,7 @@ def verdict_of(plugin: str, result: Any) -> Verdict:
     if result is None:
         return Verdict(plugin, "Success")
     if isinstance(result, Status):
-        return Verdict(plugin, CODE_NAMES[result.code], result.reasons)
+        return Verdict(plugin, result.code.kube_name, result.reasons)
     if isinstance(result, PreFilterResult):
         if result.node_names is None:
             return Verdict(plugin, "Success")

@@ -50,15 +50,7 @@ PLUGIN_METRICS_SAMPLE_PERCENT = 10
 PLUGIN_BUFFER_SIZE = 1000
 
 #: kube-scheduler's ``Code.String()``: the ``status`` label values.
-STATUS_LABELS: Mapping[Code, str] = {
-    Code.SUCCESS: "Success",
-    Code.ERROR: "Error",
-    Code.UNSCHEDULABLE: "Unschedulable",
-    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
-    Code.WAIT: "Wait",
-    Code.SKIP: "Skip",
-    Code.PENDING: "Pending",
-}
+STATUS_LABELS: Mapping[Code, str] = {code: code.kube_name for code in Code}
 
 
 def status_label(code: Code | None) -> str:

@@ -22,6 +22,13 @@ class Code(enum.IntEnum):
     SKIP = 5
     PENDING = 6
 
+    @property
+    def kube_name(self) -> str:
+        """The code as kube-scheduler's ``Code.String()`` spells it
+        (``UnschedulableAndUnresolvable``): the ``status`` label of its metrics and the verdict
+        ``explain`` shows."""
+        return "".join(word.capitalize() for word in self.name.split("_"))
+
 
 class Status:
     """A code, the reasons behind it, and the plugin that returned it.
