@@ -3,7 +3,7 @@
 The control plane is the integration tests' (``kubesched.testing.controlplane``): our own etcd
 and kube-apiserver, or the cluster that ``KUBESCHED_TEST_KUBECONFIG`` names, which must then have
 no nodes of its own. The reference kube-scheduler runs for the whole session with
-:data:`parity_runner.PROFILE`; scenarios go through it one after another.
+:data:`parity_profile.PROFILE`; scenarios go through it one after another.
 
 Settings (environment): ``KUBESCHED_PARITY_SCENARIOS`` (default 200) scenarios generated from
 ``KUBESCHED_PARITY_SEED`` (default 0); a mismatch is shrunk for at most
@@ -25,8 +25,10 @@ from typing import Any, NoReturn
 
 import pytest
 from kubernetes import client
+from parity_profile import PROFILE
+from parity_reference import ReferenceRunner, RunError
 from parity_resources import PROVISIONERS
-from parity_runner import PROFILE, ParitySettings, ParityStats, ReferenceRunner, RunError
+from parity_stats import ParitySettings, ParityStats
 from replay import MediumStats
 
 from kubesched.framework.registry import Registry

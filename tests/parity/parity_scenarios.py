@@ -47,7 +47,7 @@ __all__ = [
     "renamed",
 ]
 
-#: The profiles both schedulers run (``parity_runner.PROFILE``): kube-scheduler's defaults, and
+#: The profiles both schedulers run (``parity_profile.PROFILE``): kube-scheduler's defaults, and
 #: the same plugins with other args (bin-packing; a ratio shape and an enforced affinity).
 SCHEDULER_NAME = "reference-scheduler"
 BINPACK_SCHEDULER_NAME = "reference-binpack"

@@ -21,19 +21,18 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from parity_runner import (
+from parity_compare import (
     ERROR,
     GATED,
     MESSAGE,
     NODE,
-    PROFILE,
     SCHEDULED,
     Comparison,
     KubeschedOutcome,
     Outcome,
-    ReferenceRunner,
-    ScenarioRun,
 )
+from parity_profile import PROFILE
+from parity_reference import ReferenceRunner, ScenarioRun
 from parity_scenarios import SCHEDULER_NAMES
 
 from kubesched.config import SchedulerConfiguration, parse_config
@@ -67,7 +66,7 @@ CHECK_FEASIBLE = "bound, sampled (feasible)"
 
 
 def full_evaluation_configs(registry: Registry) -> dict[str, SchedulerConfiguration]:
-    """:data:`parity_runner.PROFILE`, one configuration per profile, each profile with
+    """:data:`parity_profile.PROFILE`, one configuration per profile, each profile with
     ``percentageOfNodesToScore: 100``: every node filtered and every feasible node scored."""
     configs = {}
     for name in SCHEDULER_NAMES:

@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from parity_runner import (
-    PROFILE,
-    ParitySettings,
-    ParityStats,
-    ReferenceRunner,
-    mismatch_report,
-    shrink,
-)
+from parity_profile import PROFILE
+from parity_reference import ReferenceRunner
 from parity_scenarios import generate
+from parity_shrink import mismatch_report, shrink
+from parity_stats import ParitySettings, ParityStats
 
 
 def test_scenario(

@@ -9,29 +9,22 @@ from typing import Any
 
 import pytest
 import yaml
-from parity_runner import (
-    _OBJECT_PATHS,
+from parity_compare import (
     DEVICES,
     MESSAGE,
     NODE,
     NOMINATED,
     PREEMPTION,
-    PROFILE,
     SCHEDULED,
     VOLUMES,
     Comparison,
     KubeschedOutcome,
     Outcome,
-    ScenarioRun,
-    claims_of,
     compare,
-    in_namespaces,
-    kubesched_config,
-    kubesched_outcome,
-    mismatch_report,
-    pinned,
-    shrink,
 )
+from parity_kubesched import claims_of, kubesched_config, kubesched_outcome
+from parity_profile import PROFILE
+from parity_reference import _OBJECT_PATHS, ScenarioRun, in_namespaces
 from parity_scenarios import (
     HOSTNAME_LABEL,
     NON_PREEMPTING_CLASSES,
@@ -46,6 +39,7 @@ from parity_scenarios import (
     reductions,
     renamed,
 )
+from parity_shrink import mismatch_report, pinned, shrink
 
 from kubesched.api.objects import Node, Pod
 from kubesched.framework.registry import Registry

@@ -19,8 +19,11 @@ from dataclasses import dataclass
 import pytest
 import yaml
 from medium_scenarios import generate_medium
-from parity_runner import PROFILE, ParitySettings, ReferenceRunner, pinned
+from parity_profile import PROFILE
+from parity_reference import ReferenceRunner
 from parity_scenarios import Scenario
+from parity_shrink import pinned
+from parity_stats import ParitySettings
 from replay import MediumStats, deciding_with, full_evaluation_configs, replay_comparisons
 from whole_run import run_whole
 

@@ -11,17 +11,9 @@ from typing import Any
 import pytest
 from invariants import anti_affinity_violations, over_capacity, spread_violations
 from medium_scenarios import FILLER_CPU, SMALL_CLASS, WORKLOADS, generate_medium
-from parity_runner import (
-    ERROR,
-    MESSAGE,
-    NODE,
-    SCHEDULED,
-    KubeschedOutcome,
-    Outcome,
-    in_namespaces,
-    kubesched_config,
-    kubesched_outcome,
-)
+from parity_compare import ERROR, MESSAGE, NODE, SCHEDULED, KubeschedOutcome, Outcome
+from parity_kubesched import kubesched_config, kubesched_outcome
+from parity_reference import in_namespaces
 from parity_scenarios import HOSTNAME_LABEL, OWN_NAMESPACE, SCHEDULER_NAMES, ZONE, Scenario
 from replay import (
     CHECK_FEASIBLE,

@@ -4,7 +4,7 @@ The reference side creates the scenario's namespaces, ReplicaSets, nodes and bou
 every pod to schedule at once, and lets kube-scheduler take them in its own order until it is
 done: every pod bound or ``PodScheduled=False``, and no binding for :data:`QUIET_SECONDS`.
 kubesched simulates the same objects as the apiserver stored them (``kubesched simulate`` of the
-file, with :data:`parity_runner.PROFILE` as it is: sampling included). Neither placement has to
+file, with :data:`parity_profile.PROFILE` as it is: sampling included). Neither placement has to
 match the other node by node; both must satisfy :mod:`invariants`, and both must bind as many
 pods of each workload.
 """
@@ -19,13 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from invariants import Placement, anti_affinity_violations, over_capacity, spread_violations
-from parity_runner import (
-    RUN_LABEL,
-    ReferenceRunner,
-    RunError,
-    in_namespaces,
-    kubesched_config,
-)
+from parity_kubesched import kubesched_config
+from parity_reference import RUN_LABEL, ReferenceRunner, RunError, in_namespaces
 from parity_scenarios import (
     NAMESPACE_TEAMS,
     OTHER_NAMESPACE,
