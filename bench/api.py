@@ -72,12 +72,17 @@ class RunResult:
     def complete(self) -> bool:
         return self.bound == self.pods
 
+    def pods_handled(self) -> int:
+        """The measured pods bound plus the pods the churn created meanwhile: a contender that
+        takes longer is handed more churned pods, each of which it must write about."""
+        return max(self.bound + self.churn_ticks, 1)
+
     def writes_per_pod(self) -> float:
-        """API writes per bound pod: every write the apiserver counted for the contender
+        """API writes per pod handled: every write the apiserver counted for the contender
         (Bindings, Events, status patches, preemption's deletions, claim and volume updates);
         runs recorded before those counters were read count Bindings and Events only."""
         if self.writes:
-            return sum(self.writes.values()) / max(self.bound, 1)
+            return sum(self.writes.values()) / self.pods_handled()
         return (self.bound + self.events) / max(self.bound, 1)
 
     def rss_growth(self) -> float | None:

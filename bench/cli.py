@@ -4,7 +4,7 @@
                         [--arrival burst,backlog] [--rounds N] [--contenders a,b,c]
                         [--memory-nodes N,...] [--memory-pods N] [--no-api] [--no-memory]
                         [--out docs/benchmarks.md] [--json PATH] [--workdir DIR]
-    python -m bench render RESULTS.json [--out docs/benchmarks.md]
+    python -m bench render RESULTS.json [MORE.json ...] [--out docs/benchmarks.md]
 
 Without options: SchedulingBasic at 500 nodes / 1,000 pods and 5,000 / 5,000, every other
 workload of bench/workloads.py (scheduler_perf's, and Mixed) at its default size (1,000 nodes),
@@ -44,7 +44,14 @@ from .plugin_costs import PluginCost, run_plugin_costs
 from .report import Conditions, render, update_doc
 from .workloads import BASIC, MIXED, PREEMPTION_BASIC, WORKLOADS, Case, parse_size
 
-__all__ = ["default_cases", "load_results", "main", "quick_cases", "save_results"]
+__all__ = [
+    "default_cases",
+    "load_results",
+    "main",
+    "merge_results",
+    "quick_cases",
+    "save_results",
+]
 
 ARRIVALS = ("burst", "backlog")
 
@@ -189,6 +196,35 @@ def load_results(
     return _build(Conditions, data["conditions"]), cases, memory, profile, plugin_costs
 
 
+def merge_results(
+    loaded: list[
+        tuple[
+            Conditions,
+            list[CaseResult],
+            list[MemoryResult],
+            ProfileResult | None,
+            list[PluginCost],
+        ]
+    ],
+) -> tuple[
+    Conditions, list[CaseResult], list[MemoryResult], ProfileResult | None, list[PluginCost]
+]:
+    """Several runs' results as one report: the first run's conditions, each later run's
+    command, date and load average as a note, every case, memory run and plugin cost."""
+    conditions, cases, memory, profile, costs = loaded[0]
+    cases, memory, costs = list(cases), list(memory), list(costs)
+    for other, more_cases, more_memory, other_profile, more_costs in loaded[1:]:
+        conditions.notes.append(
+            f"Also `{other.command}` on {other.date}, load average {other.load_before} before, "
+            f"{other.load_after} after; {other.rounds} round(s)."
+        )
+        cases += more_cases
+        memory += more_memory
+        costs += more_costs
+        profile = profile or other_profile
+    return conditions, cases, memory, profile, costs
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -216,8 +252,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     run.add_argument("--out", type=Path, help="Markdown file whose generated block to rewrite")
     run.add_argument("--json", type=Path, help="write every run's figures here")
     run.add_argument("--workdir", type=Path, help="keep logs and the control plane's files here")
-    again = commands.add_parser("render", help="the Markdown of a --json file, without running")
-    again.add_argument("results", type=Path, help="a file written by run --json")
+    again = commands.add_parser(
+        "render", help="the Markdown of --json files (one report of them all), without running"
+    )
+    again.add_argument("results", type=Path, nargs="+", help="files written by run --json")
     again.add_argument("--out", type=Path, help="Markdown file whose generated block to rewrite")
     args = parser.parse_args(argv)
     if args.command == "render":
@@ -238,7 +276,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.command == "render":
-        block = render(*load_results(args.results))
+        block = render(*merge_results([load_results(path) for path in args.results]))
         print(block)
         if args.out is not None:
             update_doc(args.out, block)
@@ -320,6 +358,8 @@ def main(argv: list[str] | None = None) -> int:
                     except Exception as cleanup:
                         print(f"  cleanup failed too: {cleanup}", file=sys.stderr)
                 cases.append(result)
+                if args.json is not None:  # so far: a run cut short keeps what it measured
+                    save_results(args.json, conditions, cases, memory, profile, plugin_costs)
         if args.workdir is None:
             import shutil
 

@@ -459,6 +459,9 @@ _NOT_THE_CONTENDERS = {
     "subjectaccessreviews",
     "endpointslices",
     "endpoints",
+    # A Service's cluster IP is an IPAddress object the apiserver itself writes.
+    "ipaddresses",
+    "servicecidrs",
     "csinodes",
     "resourceslices",
     "deviceclasses",

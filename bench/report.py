@@ -298,7 +298,7 @@ def _case_lines(case: CaseResult) -> list[str]:
         per_kind: dict[str, list[float]] = {}
         for run in case.of(contender):
             for kind, count in run.writes.items():
-                per_kind.setdefault(kind, []).append(count / max(run.bound, 1))
+                per_kind.setdefault(kind, []).append(count / run.pods_handled())
         if per_kind:
             kinds = ", ".join(
                 f"{kind} {statistics.median(values):.2f}"
@@ -306,7 +306,15 @@ def _case_lines(case: CaseResult) -> list[str]:
             )
             writes.append(f"{label}: {kinds}")
     if writes:
-        lines += ["", "API writes per pod by kind (medians): " + "; ".join(writes) + "."]
+        churned = (
+            " (per pod handled: measured and churned)"
+            if case.median("kubesched", lambda r: float(r.churn_ticks))
+            else ""
+        )
+        lines += [
+            "",
+            f"API writes per pod by kind{churned} (medians): " + "; ".join(writes) + ".",
+        ]
     growth = [
         f"{label} {g:+.1%}"
         for contender, label in CONTENDER_NAMES.items()

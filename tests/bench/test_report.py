@@ -219,3 +219,32 @@ def test_ratios_are_withheld_where_the_work_differs(ours: int, theirs: int, comp
     assert (unequal_work(case, "kubesched", "reference") is None) == comparable
     measured, verdict = _versus(case, "reference", 1.0)
     assert verdict == ("met" if comparable else "**not comparable**"), measured
+
+
+def test_several_runs_render_as_one_report(tmp_path: Path) -> None:
+    from bench.cli import load_results, merge_results, save_results
+
+    first = tmp_path / "a.json"
+    second = tmp_path / "b.json"
+    save_results(
+        first,
+        Conditions("python -m bench run a", "2026-12-02", "m", "5", "6", "s", 1),
+        [_case("SchedulingBasic", "backlog", _run("kubesched", 2.0), _run("reference", 1.0))],
+        [],
+        None,
+    )
+    save_results(
+        second,
+        Conditions("python -m bench run b", "2026-12-02", "m", "7", "8", "s", 1),
+        [_case("PreemptionBasic", "burst", _run("kubesched", 1.0, p99=5.0))],
+        [],
+        None,
+    )
+    conditions, cases, *_ = merge_results([load_results(first), load_results(second)])
+    assert [c.workload for c in cases] == ["SchedulingBasic", "PreemptionBasic"]
+    assert conditions.command == "python -m bench run a"
+    assert (
+        "Also `python -m bench run b` on 2026-12-02, load average 7 before, 8 after"
+        in (conditions.notes[-1])
+    )
+    assert cases[0].runs[0].writes == {"bindings": 1000, "events": 1000}  # kept through JSON
