@@ -17,13 +17,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cluster import BenchCluster
+from .churn import Churn
+from .cluster import BenchCluster, WriteCounter
 from .contenders import CONTENDERS, Running, scheduler_name, start_contender
-from .measure import PodWatch, percentile, proc_sample
+from .measure import PodWatch, RssSampler, percentile, proc_sample, rss_growth
 from .pinning import Placement, pin
 from .workloads import Case
 
-__all__ = ["CaseResult", "RunResult", "rotation", "run_case"]
+__all__ = ["CaseResult", "RunResult", "contenders_for", "rotation", "run_case"]
 
 log = logging.getLogger("bench")
 
@@ -56,15 +57,37 @@ class RunResult:
     server_span_seconds: float | None = None
     #: Times the harness's watch was started again (the apiserver ends watches that fall behind).
     watch_restarts: int = 0
+    #: The contender's API writes over the run by kind (bindings, events, pod status, pod
+    #: deletes, claims and volumes, …), from the apiserver's request counters once the events
+    #: had settled, less the harness's own writes.
+    writes: dict[str, float] = field(default_factory=dict)
+    #: The contender's RSS (MB) once a second while it scheduled, and while the churn went on
+    #: after its last binding (churn workloads).
+    rss_samples: list[float] = field(default_factory=list)
+    rss_after_samples: list[float] = field(default_factory=list)
+    #: Objects the churn created over the run.
+    churn_ticks: int = 0
 
     @property
     def complete(self) -> bool:
         return self.bound == self.pods
 
+    def pods_handled(self) -> int:
+        """The measured pods bound plus the pods the churn created meanwhile: a contender that
+        takes longer is handed more churned pods, each of which it must write about."""
+        return max(self.bound + self.churn_ticks, 1)
+
     def writes_per_pod(self) -> float:
-        """API writes per bound pod: its Binding plus the events written about it (status
-        patches are left out: the SchedulingBasic-like workloads bind every pod first time)."""
+        """API writes per pod handled: every write the apiserver counted for the contender
+        (Bindings, Events, status patches, preemption's deletions, claim and volume updates);
+        runs recorded before those counters were read count Bindings and Events only."""
+        if self.writes:
+            return sum(self.writes.values()) / self.pods_handled()
         return (self.bound + self.events) / max(self.bound, 1)
+
+    def rss_growth(self) -> float | None:
+        """Relative RSS growth over the churn after the last binding (``None``: no churn)."""
+        return rss_growth(self.rss_after_samples)
 
     def cpu_per_1000(self) -> float:
         return self.cpu_seconds / max(self.bound, 1) * 1000
@@ -85,6 +108,8 @@ class CaseResult:
     arrival: str
     runs: list[RunResult] = field(default_factory=list)
     node_setup_seconds: float = 0.0
+    #: Why the case stopped before every run was done ("" when it was not).
+    error: str = ""
 
     def of(self, contender: str) -> list[RunResult]:
         return [r for r in self.runs if r.contender == contender]
@@ -116,6 +141,11 @@ def _cpu(pids: list[int]) -> float:
     return sum(proc_sample(pid).cpu_seconds for pid in pids)
 
 
+#: Seconds the mixed churn goes on after the last binding, RSS sampled, and its pace then.
+CHURN_AFTER_SECONDS = 30.0
+CHURN_AFTER_INTERVAL = 0.1
+
+
 def run_once(
     cluster: BenchCluster,
     case: Case,
@@ -126,28 +156,53 @@ def run_once(
     placement: Placement | None = None,
 ) -> RunResult:
     assert cluster.transport is not None
-    pods = case.workload.pods(case.pods, scheduler_name(contender), f"{case.key}-{round_index}")
+    run = f"{case.key}-{round_index}"
+    name = scheduler_name(contender)
+    pods = case.workload.pods(case.pods, name, run)
+    cluster.create_run_objects(case)
     watch = PodWatch(cluster.transport, cluster.namespace, cluster.resource_version()).start()
     api_pids = cluster.apiserver_cpu_pids()
     running: Running | None = None
     created: tuple[float, float] | None = None
+    churn: Churn | None = None
+    sampler: RssSampler | None = None
+    after: list[float] = []
     try:
         if case.arrival == "backlog":
             created = cluster.create_pods(pods)
+        counter = WriteCounter(cluster)
         running = start_contender(contender, cluster.control_plane, workdir, cluster.namespace)
         if placement is not None:
             pin(running.pid, placement.contender)
+        sampler = RssSampler(running.pid).start()
+        if case.workload.churn:
+            churn = Churn(case.workload.churn, cluster.transport, cluster.namespace, name, run)
+            churn.start()
         before, api_before = proc_sample(running.pid), _cpu(api_pids)
         if case.arrival == "burst":
             created = cluster.create_pods(pods)
         watch.wait_bound(len(pods), timeout)
-        after, api_after = proc_sample(running.pid), _cpu(api_pids)
+        end, api_after = proc_sample(running.pid), _cpu(api_pids)
+        during = list(sampler.stop())
+        if churn is not None and case.workload.churn == "mixed":
+            # Memory must stay flat while objects come and go: go on churning, faster.
+            churn.interval = CHURN_AFTER_INTERVAL
+            sampler = RssSampler(running.pid).start()
+            time.sleep(CHURN_AFTER_SECONDS)
+            after = sampler.stop()
+        if churn is not None:
+            churn.stop()
         # Counted once the events have settled: a recorder that falls behind must not look
         # cheaper than one that writes every event.
         events = cluster.settled_event_count()
+        writes = counter.writes(harness_deletes=churn.deletes if churn else 0)
         attempts = running.attempts()
         server_span = cluster.server_span()
     finally:
+        if sampler is not None:
+            sampler.stop()
+        if churn is not None:
+            churn.stop()
         if running is not None:
             running.stop()
         watch.stop()
@@ -174,8 +229,8 @@ def run_once(
         pods_per_second=count / seconds if seconds > 0 else 0.0,
         p50_ms=p50,
         p99_ms=p99,
-        cpu_seconds=after.cpu_seconds - before.cpu_seconds,
-        peak_rss_mb=after.peak_rss_bytes / 2**20,
+        cpu_seconds=end.cpu_seconds - before.cpu_seconds,
+        peak_rss_mb=max(end.peak_rss_bytes / 2**20, *during, *after, 0.0),
         apiserver_cpu_seconds=api_after - api_before,
         created_per_second=created_rate,
         events=events,
@@ -183,7 +238,19 @@ def run_once(
         startup_seconds=running.startup_seconds if running else 0.0,
         server_span_seconds=server_span,
         watch_restarts=watch.restarts,
+        writes=writes,
+        rss_samples=[round(v, 1) for v in during],
+        rss_after_samples=[round(v, 1) for v in after],
+        churn_ticks=churn.ticks if churn else 0,
     )
+
+
+def contenders_for(case: Case, contenders: tuple[str, ...]) -> tuple[str, ...]:
+    """``contenders`` without the binding ceiling where it means nothing (it ignores every
+    constraint, so it is a bound for SchedulingBasic only)."""
+    if case.workload.ceiling:
+        return contenders
+    return tuple(c for c in contenders if c != "ceiling") or contenders
 
 
 def run_case(
@@ -200,10 +267,19 @@ def run_case(
         case.key, case.title, case.workload.name, case.nodes, case.pods, case.arrival
     )
     result.node_setup_seconds = cluster.ensure_nodes(case.workload, case.nodes)
-    timeout = max(60.0, case.pods / 10)
     cluster.delete_pods()
+    result.node_setup_seconds += cluster.ensure_pod_objects(case)
+    if result.node_setup_seconds:
+        progress(f"  nodes and volumes set up in {result.node_setup_seconds:.1f}s")
+    if not case.workload.needs_pv_controller:
+        cluster.stop_pv_controller()
+    timeout = max(120.0, case.pods / 5)
+    contenders = contenders_for(case, contenders)
     for round_index in range(rounds):
         for contender in rotation(round_index, contenders):
+            placing = cluster.ensure_init_pods(case)
+            if placing:
+                progress(f"  placed {case.workload.name}'s init pods in {placing:.1f}s")
             run = run_once(cluster, case, contender, round_index, workdir, timeout, placement)
             result.runs.append(run)
             cleanup = cluster.delete_pods()

@@ -4,11 +4,13 @@
                         [--arrival burst,backlog] [--rounds N] [--contenders a,b,c]
                         [--memory-nodes N,...] [--memory-pods N] [--no-api] [--no-memory]
                         [--out docs/benchmarks.md] [--json PATH] [--workdir DIR]
-    python -m bench render RESULTS.json [--out docs/benchmarks.md]
+    python -m bench render RESULTS.json [MORE.json ...] [--out docs/benchmarks.md]
 
-Without options: SchedulingBasic at 500 nodes / 1,000 pods and 5,000 / 5,000, Mixed at
-1,000 / 1,000, each with pods arriving both ways (backlog: throughput; burst: latency), and
-SchedulingBasic 5,000 / 10,000 as a backlog (peak RSS); the three contenders, 3 rounds each.
+Without options: SchedulingBasic at 500 nodes / 1,000 pods and 5,000 / 5,000, every other
+workload of bench/workloads.py (scheduler_perf's, and Mixed) at its default size (1,000 nodes),
+each with pods arriving both ways (backlog: throughput; burst: latency), and SchedulingBasic
+5,000 / 10,000 as a backlog (peak RSS); the contenders (the binding ceiling only where it is a
+bound: SchedulingBasic), 3 rounds each.
 Before those, the in-memory runs at 100, 1,000 and 5,000 nodes, a profile at 5,000, and the
 cost of PodTopologySpread, InterPodAffinity and DefaultPreemption at 1,000 and 5,000 nodes.
 ``--out`` rewrites the generated block of that Markdown file; ``--quick`` is the seconds-long
@@ -40,30 +42,38 @@ from .memory import MemoryResult, ProfileResult, profile_run, run_sizes
 from .pinning import pin, placement_for
 from .plugin_costs import PluginCost, run_plugin_costs
 from .report import Conditions, render, update_doc
-from .workloads import BASIC, MIXED, WORKLOADS, Case, parse_size
+from .workloads import BASIC, MIXED, PREEMPTION_BASIC, WORKLOADS, Case, parse_size
 
-__all__ = ["default_cases", "load_results", "main", "quick_cases", "save_results"]
+__all__ = [
+    "default_cases",
+    "load_results",
+    "main",
+    "merge_results",
+    "quick_cases",
+    "save_results",
+]
 
 ARRIVALS = ("burst", "backlog")
 
 
 def default_cases() -> list[Case]:
-    return [
-        Case(BASIC, 500, 1000, "backlog"),
-        Case(BASIC, 500, 1000, "burst"),
-        Case(MIXED, 1000, 1000, "backlog"),
-        Case(MIXED, 1000, 1000, "burst"),
-        Case(BASIC, 5000, 5000, "backlog"),
-        Case(BASIC, 5000, 5000, "burst"),
-        Case(BASIC, 5000, 10000, "backlog"),
-    ]
+    cases = []
+    for workload in WORKLOADS.values():
+        for size in workload.sizes:
+            nodes, pods = parse_size(size)
+            cases += [Case(workload, nodes, pods, arrival) for arrival in ("backlog", "burst")]
+    return [*cases, Case(BASIC, 5000, 10000, "backlog")]
 
 
 def quick_cases() -> list[Case]:
-    return [Case(BASIC, 4, 8, "backlog"), Case(BASIC, 4, 8, "burst"), Case(MIXED, 6, 12, "burst")]
-
-
-DEFAULT_SIZES = {"SchedulingBasic": ["500x1000", "5000x5000"], "Mixed": ["1000x1000"]}
+    """The smoke run: the ceiling's workload both ways, one with placed pods whose measured
+    pods preempt (status patches, deletions), and the project's mix."""
+    return [
+        Case(BASIC, 4, 8, "backlog"),
+        Case(BASIC, 4, 8, "burst"),
+        Case(PREEMPTION_BASIC, 3, 3, "burst"),
+        Case(MIXED, 6, 12, "burst"),
+    ]
 
 
 def _split(text: str) -> list[str]:
@@ -77,9 +87,10 @@ def _cases(args: argparse.Namespace) -> list[Case]:
     arrivals = _split(args.arrival) if args.arrival else ["burst"]
     cases = []
     for name in workloads:
-        sizes = _split(args.sizes) if args.sizes else DEFAULT_SIZES[name]
+        sizes = _split(args.sizes) if args.sizes else list(WORKLOADS[name].sizes)
         for size in sizes:
             nodes, pods = parse_size(size)
+            WORKLOADS[name].check(nodes, pods)
             cases += [Case(WORKLOADS[name], nodes, pods, arrival) for arrival in arrivals]
     return cases
 
@@ -185,6 +196,35 @@ def load_results(
     return _build(Conditions, data["conditions"]), cases, memory, profile, plugin_costs
 
 
+def merge_results(
+    loaded: list[
+        tuple[
+            Conditions,
+            list[CaseResult],
+            list[MemoryResult],
+            ProfileResult | None,
+            list[PluginCost],
+        ]
+    ],
+) -> tuple[
+    Conditions, list[CaseResult], list[MemoryResult], ProfileResult | None, list[PluginCost]
+]:
+    """Several runs' results as one report: the first run's conditions, each later run's
+    command, date and load average as a note, every case, memory run and plugin cost."""
+    conditions, cases, memory, profile, costs = loaded[0]
+    cases, memory, costs = list(cases), list(memory), list(costs)
+    for other, more_cases, more_memory, other_profile, more_costs in loaded[1:]:
+        conditions.notes.append(
+            f"Also `{other.command}` on {other.date}, load average {other.load_before} before, "
+            f"{other.load_after} after; {other.rounds} round(s)."
+        )
+        cases += more_cases
+        memory += more_memory
+        costs += more_costs
+        profile = profile or other_profile
+    return conditions, cases, memory, profile, costs
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -212,8 +252,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     run.add_argument("--out", type=Path, help="Markdown file whose generated block to rewrite")
     run.add_argument("--json", type=Path, help="write every run's figures here")
     run.add_argument("--workdir", type=Path, help="keep logs and the control plane's files here")
-    again = commands.add_parser("render", help="the Markdown of a --json file, without running")
-    again.add_argument("results", type=Path, help="a file written by run --json")
+    again = commands.add_parser(
+        "render", help="the Markdown of --json files (one report of them all), without running"
+    )
+    again.add_argument("results", type=Path, nargs="+", help="files written by run --json")
     again.add_argument("--out", type=Path, help="Markdown file whose generated block to rewrite")
     args = parser.parse_args(argv)
     if args.command == "render":
@@ -234,7 +276,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.command == "render":
-        block = render(*load_results(args.results))
+        block = render(*merge_results([load_results(path) for path in args.results]))
         print(block)
         if args.out is not None:
             update_doc(args.out, block)
@@ -296,9 +338,28 @@ def main(argv: list[str] | None = None) -> int:
             print(f"profiles: {conditions.profile_check}", flush=True)
             for case in args.cases:
                 print(f"{case.title}:", flush=True)
-                cases.append(
-                    run_case(cluster, case, rounds, workdir, args.contenders, placement=placement)
-                )
+                try:
+                    result = run_case(
+                        cluster, case, rounds, workdir, args.contenders, placement=placement
+                    )
+                except Exception as exc:  # one broken case must not lose the others' figures
+                    result = CaseResult(
+                        case.key,
+                        case.title,
+                        case.workload.name,
+                        case.nodes,
+                        case.pods,
+                        case.arrival,
+                        error=f"{type(exc).__name__}: {exc}",
+                    )
+                    print(f"  failed: {result.error}", file=sys.stderr, flush=True)
+                    try:
+                        cluster.delete_pods()
+                    except Exception as cleanup:
+                        print(f"  cleanup failed too: {cleanup}", file=sys.stderr)
+                cases.append(result)
+                if args.json is not None:  # so far: a run cut short keeps what it measured
+                    save_results(args.json, conditions, cases, memory, profile, plugin_costs)
         if args.workdir is None:
             import shutil
 
@@ -321,4 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     incomplete = [r for c in cases for r in c.runs if not r.complete]
     for run in incomplete:
         print(f"warning: {run.contender} bound {run.bound}/{run.pods} pods", file=sys.stderr)
-    return 1 if incomplete else 0
+    failed = [c for c in cases if c.error]
+    for case in failed:
+        print(f"error: {case.title}: {case.error}", file=sys.stderr)
+    return 1 if incomplete or failed else 0

@@ -24,9 +24,17 @@ from urllib.parse import quote
 from kubesched.backends.kube.transport import ApiError, Transport
 from kubesched.testing.controlplane import Binaries, ControlPlane, new_api_client
 
-from .workloads import NODE_SET_LABEL, Workload
+from .workloads import (
+    HIGH_PRIORITY_CLASS,
+    INIT_NAMESPACE,
+    NAMESPACE,
+    NODE_SET_LABEL,
+    Case,
+    Workload,
+    object_path,
+)
 
-__all__ = ["APISERVER_ARGS", "BenchCluster", "transport_for"]
+__all__ = ["APISERVER_ARGS", "BenchCluster", "WriteCounter", "transport_for", "write_kind"]
 
 APISERVER_ARGS = (
     "--max-requests-inflight=3000",
@@ -34,8 +42,16 @@ APISERVER_ARGS = (
     "--enable-priority-and-fairness=false",
 )
 ROOT = Path(__file__).resolve().parents[1]
-NAMESPACE = "bench"
 WRITERS = 16
+#: The collections a node set's extra objects live in (cleared when the node set changes).
+NODE_SET_COLLECTIONS = (
+    "/apis/storage.k8s.io/v1/csinodes",
+    "/apis/resource.k8s.io/v1/resourceslices",
+    "/apis/resource.k8s.io/v1/deviceclasses",
+)
+#: kube-controller-manager's client is limited to 20 requests/s by default: binding thousands of
+#: claims at that pace would take minutes of set-up.
+PV_CONTROLLER_ARGS = ("--kube-api-qps=1000", "--kube-api-burst=1000")
 
 
 def transport_for(kubeconfig: Path, connections: int = WRITERS + 4) -> Transport:
@@ -63,14 +79,31 @@ class BenchCluster:
         self.transport: Transport | None = None
         self.node_set: tuple[str, int] | None = None
         self.namespace = NAMESPACE
+        self.init_namespace = INIT_NAMESPACE
+        #: (workload, nodes, pods) whose placed pods are in the init namespace.
+        self.init_set: tuple[str, int, int] | None = None
+        #: (workload, pods) whose kept per-pod objects (PVs and claims) exist.
+        self.pod_object_set: tuple[str, int] | None = None
+        self.pv_controller: Any = None
 
     def start(self) -> BenchCluster:
         self.control_plane.start()
         self.transport = transport_for(self.control_plane.admin_kubeconfig)
-        self.api("POST", "/api/v1/namespaces", body={"metadata": {"name": self.namespace}})
+        for namespace in (self.namespace, self.init_namespace):
+            try:
+                self.api("POST", "/api/v1/namespaces", body={"metadata": {"name": namespace}})
+            except ApiError as exc:
+                if exc.status != 409:  # kept from a run with the same --workdir
+                    raise
+        try:
+            self.create_objects([HIGH_PRIORITY_CLASS])
+        except ApiError as exc:
+            if exc.status != 409:
+                raise
         return self
 
     def stop(self) -> None:
+        self.stop_pv_controller()
         if self.transport is not None:
             self.transport.close()
         self.control_plane.stop()
@@ -101,13 +134,18 @@ class BenchCluster:
             c.pid for c in self.control_plane.processes() if c.name in ("etcd", "kube-apiserver")
         ]
 
-    # -- nodes -------------------------------------------------------------------------------------
+    # -- nodes ---------------------------------------------------------------------------------
     def ensure_nodes(self, workload: Workload, count: int) -> float:
-        """Make the cluster's nodes exactly ``count`` of ``workload``'s; returns seconds spent."""
+        """Make the cluster's nodes exactly ``count`` of ``workload``'s, with their CSINodes or
+        ResourceSlices and the workload's cluster-wide objects; returns seconds spent."""
         if self.node_set == (workload.node_set, count):
             return 0.0
         began = time.monotonic()
+        self.delete_init_pods()
+        self.delete_pod_objects()
         self.api("DELETE", "/api/v1/nodes", [("labelSelector", NODE_SET_LABEL)])
+        for path in NODE_SET_COLLECTIONS:
+            self.api("DELETE", path, [("labelSelector", NODE_SET_LABEL)])
         self._wait_empty("/api/v1/nodes", NODE_SET_LABEL)
 
         def create(node: dict) -> None:
@@ -118,8 +156,135 @@ class BenchCluster:
                 self._patch_status(f"/api/v1/nodes/{name}/status", node["status"])
 
         self._parallel(create, workload.nodes(count))
+        extra = list(workload.cluster_objects)
+        if workload.node_objects is not None:
+            extra += [obj for i in range(count) for obj in workload.node_objects(i)]
+        self.create_objects(extra)
         self.node_set = (workload.node_set, count)
         return time.monotonic() - began
+
+    def node_names(self) -> list[str]:
+        page = self.api("GET", "/api/v1/nodes", [("labelSelector", NODE_SET_LABEL)])
+        return sorted(n["metadata"]["name"] for n in page.get("items") or ())
+
+    def create_objects(self, objects: list[dict]) -> None:
+        """POST each of ``objects`` to its collection (pods and claims into the run's
+        namespace), from the pool of writers."""
+        self._parallel(
+            lambda obj: self.api("POST", object_path(obj["kind"], self.namespace), body=obj),
+            objects,
+        )
+
+    # -- what a case needs besides its nodes -----------------------------------------------------
+    def ensure_init_pods(self, case: Case) -> float:
+        """The case's placed pods, bound already, in the init namespace: made again when they
+        are another case's or some are gone (preemption deletes them); returns seconds spent."""
+        key = (case.workload.name, case.nodes, case.pods)
+        nodes = self.node_names()
+        wanted = case.workload.init_pods(nodes, case.pods)
+        if self.init_set == key and self._count(self._init_path()) == len(wanted):
+            return 0.0
+        began = time.monotonic()
+        self.delete_init_pods()
+        # Not timed: written from this process (the pod creator's start-up would cost more).
+        self._parallel(lambda pod: self.api("POST", self._init_path(), body=pod), wanted)
+        self.init_set = key
+        return time.monotonic() - began
+
+    def _init_path(self) -> str:
+        return f"/api/v1/namespaces/{self.init_namespace}/pods"
+
+    def delete_init_pods(self) -> None:
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
+        self.api("DELETE", self._init_path(), body=body)
+        self._wait_empty(self._init_path(), "")
+        self.init_set = None
+
+    def ensure_pod_objects(self, case: Case) -> float:
+        """What the case's pods refer to and keeps for the whole case (PVs and their claims,
+        bound by the PV controller before this returns); returns seconds spent."""
+        workload = case.workload
+        if workload.needs_pv_controller:
+            self.start_pv_controller()
+        if workload.pod_objects is None or workload.pod_objects_per_run:
+            return 0.0
+        key = (workload.name, case.pods)
+        if self.pod_object_set == key:
+            return 0.0
+        began = time.monotonic()
+        self.delete_pod_objects()
+        self.create_objects([obj for i in range(case.pods) for obj in workload.pod_objects(i)])
+        self._wait_claims_bound(case.pods)
+        self.pod_object_set = key
+        return time.monotonic() - began
+
+    def create_run_objects(self, case: Case) -> None:
+        """The objects made again for every run (each pod's ResourceClaim)."""
+        workload = case.workload
+        if workload.pod_objects is not None and workload.pod_objects_per_run:
+            self.create_objects([obj for i in range(case.pods) for obj in workload.pod_objects(i)])
+
+    def _claims_path(self) -> str:
+        return f"/api/v1/namespaces/{self.namespace}/persistentvolumeclaims"
+
+    def _wait_claims_bound(self, count: int, timeout: float = 600.0) -> None:
+        deadline = time.monotonic() + timeout
+        bound = 0
+        while time.monotonic() < deadline:
+            items = self.api("GET", self._claims_path()).get("items") or ()
+            bound = sum(1 for c in items if (c.get("status") or {}).get("phase") == "Bound")
+            if bound >= count:
+                return
+            time.sleep(1.0)
+        raise TimeoutError(
+            f"{bound}/{count} claims bound by the PV controller after {timeout:.0f}s"
+        )
+
+    def delete_pod_objects(self) -> None:
+        """PVs, their claims and ResourceClaims of the bench, finalizers removed first (no
+        protection controller runs to remove them)."""
+        collections = (
+            self._claims_path(),
+            "/api/v1/persistentvolumes",
+            f"/apis/resource.k8s.io/v1/namespaces/{self.namespace}/resourceclaims",
+        )
+        for path in collections:
+            self._delete_all(path, NODE_SET_LABEL)
+        self.pod_object_set = None
+
+    def _delete_all(self, path: str, selector: str) -> None:
+        query = [("labelSelector", selector)]
+        self.api("DELETE", path, query)
+        items = self.api("GET", path, query).get("items") or ()
+        clear = {"metadata": {"finalizers": None}}
+
+        def unblock(obj: dict) -> None:
+            if not obj["metadata"].get("finalizers"):
+                return
+            try:
+                self.transport.request(  # type: ignore[union-attr]
+                    "PATCH",
+                    f"{path}/{quote(obj['metadata']['name'])}",
+                    body=clear,
+                    content_type="application/merge-patch+json",
+                )
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+
+        self._parallel(unblock, list(items))
+        self._wait_empty(path, selector)
+
+    def start_pv_controller(self) -> None:
+        if self.pv_controller is None:
+            self.pv_controller = self.control_plane.start_controller_manager(
+                extra_args=PV_CONTROLLER_ARGS
+            )
+
+    def stop_pv_controller(self) -> None:
+        if self.pv_controller is not None:
+            self.pv_controller.stop()
+            self.pv_controller = None
 
     def _patch_status(self, path: str, status: dict) -> None:
         assert self.transport is not None
@@ -162,7 +327,7 @@ class BenchCluster:
             creator.stdin.write("go\n")
             creator.stdin.flush()
             outcome = creator.stdout.readline().split()
-            if creator.wait(60) != 0 or len(outcome) != 2:
+            if creator.wait(600) != 0 or len(outcome) != 2:
                 raise RuntimeError(f"creating pods failed (exit {creator.returncode})")
             return float(outcome[0]), float(outcome[1])
         finally:
@@ -178,11 +343,17 @@ class BenchCluster:
         body = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
         assert self.transport is not None
         self.transport.request("DELETE", self.pods_path(), body=body)
-        try:  # events.k8s.io/v1 and core/v1 events are two views of the same objects
-            self.transport.request("DELETE", self._events_path(), body=body)
-        except ApiError:
-            pass
+        for namespace in (self.namespace, self.init_namespace):
+            try:  # events.k8s.io/v1 and core/v1 events are two views of the same objects
+                self.transport.request("DELETE", self._events_path(namespace), body=body)
+            except ApiError:
+                pass
         self._wait_empty(self.pods_path(), "", timeout)
+        # Claims made for one run (allocated, reserved for pods now gone) go with its pods.
+        self._delete_all(
+            f"/apis/resource.k8s.io/v1/namespaces/{self.namespace}/resourceclaims",
+            f"{NODE_SET_LABEL}=dra",
+        )
         return time.monotonic() - began
 
     def server_span(self) -> float | None:
@@ -199,14 +370,37 @@ class BenchCluster:
             return None
         return max(scheduled) - min(created)
 
-    def _events_path(self) -> str:
-        return f"/apis/events.k8s.io/v1/namespaces/{self.namespace}/events"
+    def _events_path(self, namespace: str | None = None) -> str:
+        return f"/apis/events.k8s.io/v1/namespaces/{namespace or self.namespace}/events"
 
-    def count_events(self) -> int:
-        """Events in the namespace (kubesched and kube-scheduler both write events.k8s.io/v1)."""
-        page = self.api("GET", self._events_path(), [("limit", 1)])
+    def _count(self, path: str, selector: str = "") -> int:
+        query: list[tuple[str, Any]] = [("limit", 1)]
+        if selector:
+            query.append(("labelSelector", selector))
+        page = self.api("GET", path, query)
         remaining = (page.get("metadata") or {}).get("remainingItemCount") or 0
         return len(page.get("items") or ()) + int(remaining)
+
+    def count_events(self) -> int:
+        """Events in both namespaces (a preemption's are about the placed pods; kubesched and
+        kube-scheduler both write events.k8s.io/v1)."""
+        return sum(
+            self._count(self._events_path(ns)) for ns in (self.namespace, self.init_namespace)
+        )
+
+    def request_counts(self) -> dict[tuple[str, str, str], float]:
+        """kube-apiserver's ``apiserver_request_total`` summed by (verb, resource, subresource)
+        for writes: what every client wrote so far."""
+        assert self.transport is not None
+        from .measure import parse_request_counts
+
+        api = new_api_client(self.control_plane.admin_kubeconfig)
+        try:
+            answer = api.call_api("GET", f"{api.configuration.host}/metrics")
+            answer.read()
+            return parse_request_counts(answer.data.decode())
+        finally:
+            api.close()
 
     def settled_event_count(self, timeout: float = 30.0, quiet: float = 2.0) -> int:
         """:meth:`count_events` once it has not changed for ``quiet`` seconds (events still
@@ -232,6 +426,69 @@ class BenchCluster:
                 return
             time.sleep(0.2)
         raise TimeoutError(f"{path} still not empty after {timeout:.0f}s")
+
+
+class WriteCounter:
+    """The API writes a contender made over a run: the apiserver's request counters before and
+    after, less what the harness itself wrote in between (its pods, its churn)."""
+
+    def __init__(self, cluster: BenchCluster) -> None:
+        self.cluster = cluster
+        self.before = cluster.request_counts()
+
+    def writes(self, harness_deletes: int = 0) -> dict[str, float]:
+        after = self.cluster.request_counts()
+        totals: dict[str, float] = {}
+        for key, value in after.items():
+            kind = write_kind(*key)
+            if kind:
+                totals[kind] = totals.get(kind, 0.0) + value - self.before.get(key, 0.0)
+        if harness_deletes and "pod deletes" in totals:
+            totals["pod deletes"] -= harness_deletes
+        return {k: v for k, v in totals.items() if v > 0}
+
+
+#: What the harness alone writes (pods it creates, churned nodes and services, namespaces) and
+#: what no scheduler writes (the apiserver's own leases, reviews of the metrics endpoints).
+_NOT_THE_CONTENDERS = {
+    "nodes",
+    "services",
+    "namespaces",
+    "leases",
+    "tokenreviews",
+    "subjectaccessreviews",
+    "endpointslices",
+    "endpoints",
+    # A Service's cluster IP is an IPAddress object the apiserver itself writes.
+    "ipaddresses",
+    "servicecidrs",
+    "csinodes",
+    "resourceslices",
+    "deviceclasses",
+}
+
+
+def write_kind(verb: str, resource: str, subresource: str) -> str:
+    """The category a write request counts under ("" when it is not a contender's)."""
+    if verb not in ("POST", "PUT", "PATCH", "DELETE", "APPLY"):
+        return ""
+    if resource in _NOT_THE_CONTENDERS:
+        return ""
+    if resource == "bindings" or (resource == "pods" and subresource == "binding"):
+        return "bindings"
+    if resource == "pods":
+        if subresource == "status":
+            return "pod status"
+        if subresource == "":
+            if verb == "POST":  # the harness creates every pod
+                return ""
+            return "pod deletes" if verb == "DELETE" else "pod updates"
+        return f"pods/{subresource}"
+    if resource == "events":
+        return "events"
+    if resource in ("resourceclaims", "persistentvolumes", "persistentvolumeclaims"):
+        return "claims and volumes"
+    return "other"
 
 
 def _seconds(stamp: str) -> float:

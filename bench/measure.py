@@ -20,7 +20,15 @@ from dataclasses import dataclass, field
 
 from kubesched.backends.kube.transport import ApiError, Transport
 
-__all__ = ["PodWatch", "ProcSample", "percentile", "proc_sample"]
+__all__ = [
+    "PodWatch",
+    "ProcSample",
+    "RssSampler",
+    "parse_request_counts",
+    "percentile",
+    "proc_sample",
+    "rss_growth",
+]
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -51,6 +59,72 @@ def proc_sample(pid: int) -> ProcSample:
         return ProcSample(0.0, 0)
 
 
+def current_rss_bytes(pid: int) -> int:
+    """``VmRSS`` of ``pid`` now (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+class RssSampler:
+    """Samples a process's resident set once a ``period`` on a thread of its own (MB)."""
+
+    def __init__(self, pid: int, period: float = 1.0) -> None:
+        self.pid = pid
+        self.period = period
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="bench-rss", daemon=True)
+
+    def start(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            rss = current_rss_bytes(self.pid)
+            if rss:
+                self.samples.append(rss / 2**20)
+            self._stop.wait(self.period)
+
+    def stop(self) -> list[float]:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        return self.samples
+
+
+def rss_growth(samples: Sequence[float], window: int = 5) -> float | None:
+    """Relative growth of the resident set over ``samples``: the mean of the last ``window``
+    against the mean of the first ``window`` (``None`` with fewer than two windows)."""
+    if len(samples) < 2 * window:
+        return None
+    first = sum(samples[:window]) / window
+    last = sum(samples[-window:]) / window
+    return (last - first) / first if first else None
+
+
+def parse_request_counts(text: str) -> dict[tuple[str, str, str], float]:
+    """``apiserver_request_total`` of a /metrics text summed by (verb, resource, subresource)."""
+    totals: dict[tuple[str, str, str], float] = {}
+    for line in text.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels_text, _, value = line.rpartition(" ")
+        labels = dict(
+            part.split("=", 1) for part in labels_text[labels_text.index("{") + 1 : -1].split(",")
+        )
+        key = tuple(
+            labels.get(name, '""').strip('"') for name in ("verb", "resource", "subresource")
+        )
+        totals[key] = totals.get(key, 0.0) + float(value)  # type: ignore[index]
+    return totals  # type: ignore[return-value]
+
+
 def percentile(values: Sequence[float], pct: float) -> float:
     """Nearest-rank percentile (``pct`` in 0..100) of ``values``; NaN when empty."""
     if not values:
@@ -64,7 +138,8 @@ def percentile(values: Sequence[float], pct: float) -> float:
 class PodWatch:
     """Watches pods in ``namespace`` from ``resource_version`` and stamps creation and binding.
 
-    ``wait_bound(count, timeout)`` returns once ``count`` pods were seen bound.
+    ``wait_bound(count, timeout)`` returns once ``count`` pods were seen bound. Only pods whose
+    name starts with ``prefix`` are measured (the churn's pods share the namespace).
     """
 
     transport: Transport
@@ -77,6 +152,7 @@ class PodWatch:
     error: str = ""
     #: Times the watch had to be started again (a stream ended or failed).
     restarts: int = 0
+    prefix: str = "pod-"
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -129,6 +205,8 @@ class PodWatch:
         return str(page["metadata"]["resourceVersion"])
 
     def _stamp(self, name: str, spec: dict, now: float) -> None:
+        if not name.startswith(self.prefix):
+            return
         self.added.setdefault(name, now)
         node = spec.get("nodeName")
         if node and name not in self.bound:

@@ -1,0 +1,250 @@
+"""The report's Targets table and the write counts it rests on, from figures made up here.
+
+No control plane: runs are built by hand, so each test states the figures and the verdict the
+generated docs/benchmarks.md must then show (a missed target says so, unequal work withholds the
+ratio, a workload not run is listed as not run).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # `bench` is a folder of the checkout, not an installed package
+    sys.path.insert(0, str(ROOT))
+
+from bench.api import CaseResult, RunResult  # noqa: E402
+from bench.cluster import write_kind  # noqa: E402
+from bench.measure import parse_request_counts, rss_growth  # noqa: E402
+from bench.report import Conditions, _versus, render, targets, unequal_work  # noqa: E402
+from bench.workloads import WORKLOADS  # noqa: E402
+
+
+def _run(
+    contender: str,
+    pods_per_second: float,
+    *,
+    p99: float | None = None,
+    writes: dict[str, float] | None = None,
+    rss: float = 100.0,
+    after: list[float] | None = None,
+) -> RunResult:
+    return RunResult(
+        contender=contender,
+        round=0,
+        pods=1000,
+        bound=1000,
+        seconds=10.0,
+        pods_per_second=pods_per_second,
+        p50_ms=None if p99 is None else p99 / 2,
+        p99_ms=p99,
+        cpu_seconds=1.0,
+        peak_rss_mb=rss,
+        apiserver_cpu_seconds=1.0,
+        created_per_second=None,
+        events=1000,
+        attempts={},
+        startup_seconds=0.0,
+        writes=writes if writes is not None else {"bindings": 1000, "events": 1000},
+        rss_after_samples=after or [],
+    )
+
+
+def _case(workload: str, arrival: str, *runs: RunResult, nodes: int = 1000, pods: int = 1000):
+    case = CaseResult(f"{workload}-{arrival}", workload, workload, nodes, pods, arrival)
+    case.runs = list(runs)
+    return case
+
+
+def _row(rows: list[tuple[str, str, str]], start: str) -> tuple[str, str, str]:
+    (row,) = [r for r in rows if r[0].startswith(start)]
+    return row
+
+
+def test_every_workload_has_a_row_and_those_not_run_say_so() -> None:
+    rows = targets([], [])
+    for name in WORKLOADS:
+        assert _row(rows, f"pods/s ≥ 1.0 × and p99 ≤ kube-scheduler's, {name}")[1] == "not run"
+    assert _row(rows, "flat RSS over churn")[1] == "not run"
+
+
+def test_ratio_and_p99_per_workload_with_missed_targets_named() -> None:
+    backlog = _case(
+        "TopologySpreading", "backlog", _run("kubesched", 80.0), _run("reference", 200.0)
+    )
+    burst = _case(
+        "TopologySpreading",
+        "burst",
+        _run("kubesched", 70.0, p99=900.0),
+        _run("reference", 150.0, p99=1200.0),
+    )
+    rows = targets([backlog, burst], [])
+    throughput = _row(rows, "pods/s ≥ 1.0 × kube-scheduler, TopologySpreading 1,000 / 1,000")
+    assert throughput[1].startswith("0.40 × (80 vs 200 pods/s, backlog)")
+    assert throughput[2] == "**not met**"
+    latency = _row(rows, "p99 ≤ kube-scheduler's, TopologySpreading 1,000 / 1,000")
+    assert latency[1:] == ("900 ms vs 1,200 ms", "met")
+    block = render(
+        Conditions("cmd", "2026-12-02", "m", "1", "2", "s", 1), [backlog, burst], [], None
+    )
+    assert "missed: pods/s ≥ 1.0 × kube-scheduler, TopologySpreading 1,000 / 1,000" in block
+
+
+def test_status_patches_and_deletions_count_as_work() -> None:
+    """Preemption writes more than Bindings and Events; a contender that skipped the status
+    patches would do less work, and its ratio is withheld."""
+    full = {"bindings": 1000, "events": 5000, "pod status": 4000, "pod deletes": 3000}
+    skipped = {"bindings": 1000, "events": 5000, "pod deletes": 3000}
+    case = _case(
+        "PreemptionBasic",
+        "backlog",
+        _run("kubesched", 50.0, writes=skipped),
+        _run("reference", 40.0, writes=full),
+    )
+    assert case.runs[1].writes_per_pod() == 13.0
+    row = _row(targets([case], []), "pods/s ≥ 1.0 × kube-scheduler, PreemptionBasic")
+    assert row[2] == "**not comparable**"
+    assert "9.00 vs 13.00 API writes per pod" in row[1]
+
+
+def test_peak_rss_is_held_against_kube_schedulers() -> None:
+    case = _case(
+        "SchedulingBasic",
+        "backlog",
+        _run("kubesched", 300.0, rss=340.0),
+        _run("reference", 250.0, rss=327.0),
+        nodes=5000,
+        pods=10000,
+    )
+    row = _row(targets([case], []), "peak RSS ≤ kube-scheduler's")
+    assert row[1:] == ("340 MB vs 327 MB", "**not met**")
+
+
+@pytest.mark.parametrize(
+    ("after", "verdict"),
+    [([100.0] * 30, "met"), ([100.0] * 15 + [120.0] * 15, "**not met**")],
+    ids=["flat", "growing"],
+)
+def test_churn_memory_must_stay_flat(after: list[float], verdict: str) -> None:
+    case = _case(
+        "SchedulingWithMixedChurn",
+        "burst",
+        _run("kubesched", 100.0, p99=50.0, after=after),
+        _run("reference", 100.0, p99=50.0, after=[200.0] * 30),
+    )
+    row = _row(targets([case], []), "flat RSS over churn")
+    assert row[2] == verdict
+    assert "kube-scheduler +0.0%" in row[1]
+
+
+def test_a_failed_case_is_reported_not_hidden() -> None:
+    case = _case("SchedulingCSIPVs", "backlog")
+    case.error = "TimeoutError: 10/1000 claims bound by the PV controller after 600s"
+    rows = targets([case], [])
+    row = _row(rows, "SchedulingCSIPVs 1,000 / 1,000")
+    assert row[2] == "**failed**" and "claims bound" in row[1]
+    block = render(Conditions("cmd", "d", "m", "1", "2", "s", 1), [case], [], None)
+    assert "**Failed**: TimeoutError" in block and "failed to run: SchedulingCSIPVs" in block
+
+
+def test_rss_growth_compares_the_last_samples_with_the_first() -> None:
+    assert rss_growth([100.0] * 5 + [110.0] * 5) == pytest.approx(0.10)
+    assert rss_growth([100.0] * 9) is None  # too few samples to tell
+
+
+def _sample(verb: str, resource: str, subresource: str, code: str, value: int) -> str:
+    labels = (
+        f'code="{code}",component="apiserver",dry_run="",group="",resource="{resource}",'
+        f'scope="resource",subresource="{subresource}",verb="{verb}",version="v1"'
+    )
+    return f"apiserver_request_total{{{labels}}} {value}"
+
+
+METRICS = "\n".join(
+    [
+        "# HELP apiserver_request_total [STABLE] Counter of apiserver requests",
+        _sample("POST", "pods", "binding", "201", 1000),
+        _sample("POST", "pods", "", "201", 1000),
+        _sample("PATCH", "pods", "status", "200", 7),
+        _sample("PATCH", "pods", "status", "409", 1),
+        _sample("POST", "events", "", "201", 990),
+        _sample("PUT", "leases", "", "200", 40),
+        _sample("LIST", "pods", "", "200", 12),
+    ]
+)
+
+
+def test_request_counters_are_read_by_kind() -> None:
+    counts = parse_request_counts(METRICS)
+    assert counts[("PATCH", "pods", "status")] == 8  # every answer code counts
+    kinds: dict[str, float] = {}
+    for key, value in counts.items():
+        if kind := write_kind(*key):
+            kinds[kind] = kinds.get(kind, 0) + value
+    # The harness's pod creations, the apiserver's own leases and reads are nobody's work.
+    assert kinds == {"bindings": 1000, "pod status": 8, "events": 990}
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"),
+    [
+        (("POST", "bindings", ""), "bindings"),
+        (("DELETE", "pods", ""), "pod deletes"),
+        (("PUT", "resourceclaims", "status"), "claims and volumes"),
+        (("PATCH", "persistentvolumeclaims", ""), "claims and volumes"),
+        (("POST", "nodes", ""), ""),
+        (("GET", "pods", "binding"), ""),
+        (("POST", "configmaps", ""), "other"),
+    ],
+)
+def test_write_kinds(key: tuple[str, str, str], kind: str) -> None:
+    assert write_kind(*key) == kind
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs", "comparable"),
+    [(1000, 1000, True), (985, 1000, True), (87, 1000, False), (1000, 0, False)],
+    ids=["same events", "within 2 %", "events capped", "no events on the other side"],
+)
+def test_ratios_are_withheld_where_the_work_differs(ours: int, theirs: int, comparable: bool):
+    case = _case(
+        "SchedulingBasic",
+        "backlog",
+        _run("kubesched", 150.0, writes={"bindings": 1000, "events": ours}),
+        _run("reference", 100.0, writes={"bindings": 1000, "events": theirs}),
+    )
+    assert (unequal_work(case, "kubesched", "reference") is None) == comparable
+    measured, verdict = _versus(case, "reference", 1.0)
+    assert verdict == ("met" if comparable else "**not comparable**"), measured
+
+
+def test_several_runs_render_as_one_report(tmp_path: Path) -> None:
+    from bench.cli import load_results, merge_results, save_results
+
+    first = tmp_path / "a.json"
+    second = tmp_path / "b.json"
+    save_results(
+        first,
+        Conditions("python -m bench run a", "2026-12-02", "m", "5", "6", "s", 1),
+        [_case("SchedulingBasic", "backlog", _run("kubesched", 2.0), _run("reference", 1.0))],
+        [],
+        None,
+    )
+    save_results(
+        second,
+        Conditions("python -m bench run b", "2026-12-02", "m", "7", "8", "s", 1),
+        [_case("PreemptionBasic", "burst", _run("kubesched", 1.0, p99=5.0))],
+        [],
+        None,
+    )
+    conditions, cases, *_ = merge_results([load_results(first), load_results(second)])
+    assert [c.workload for c in cases] == ["SchedulingBasic", "PreemptionBasic"]
+    assert conditions.command == "python -m bench run a"
+    assert (
+        "Also `python -m bench run b` on 2026-12-02, load average 7 before, 8 after"
+        in (conditions.notes[-1])
+    )
+    assert cases[0].runs[0].writes == {"bindings": 1000, "events": 1000}  # kept through JSON
