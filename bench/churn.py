@@ -19,7 +19,7 @@ import logging
 import threading
 from urllib.parse import quote
 
-from kubesched.kube.transport import ApiError, Transport
+from kubesched.backends.kube.transport import ApiError, Transport
 
 from .workloads import high_priority_pod, large_cpu_pod, object_path
 

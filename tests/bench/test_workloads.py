@@ -31,11 +31,11 @@ from bench.workloads import (  # noqa: E402
     Workload,
     object_path,
 )
+from kubesched.api.manifests import parse_cluster  # noqa: E402
 from kubesched.config import default_config  # noqa: E402
 from kubesched.config.types import DEFAULT_SCHEDULER_NAME  # noqa: E402
-from kubesched.manifests import parse_cluster  # noqa: E402
-from kubesched.registry import Registry  # noqa: E402
-from kubesched.simulate import simulate  # noqa: E402
+from kubesched.framework.registry import Registry  # noqa: E402
+from kubesched.service.simulate import simulate  # noqa: E402
 
 SCHEDULER = DEFAULT_SCHEDULER_NAME
 #: scheduler_perf's workloads (issue #23's list, with #17's and #18's rows).
