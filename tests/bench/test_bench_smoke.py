@@ -19,21 +19,19 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # `bench` is a folder of the checkout, not an installed package
-    sys.path.insert(0, str(ROOT))
-
-from bench.api import rotation  # noqa: E402
-from bench.measure import percentile  # noqa: E402
-from bench.memory import profile_run, run_sizes  # noqa: E402
-from bench.plugin_costs import run_plugin_cost  # noqa: E402
-from bench.report import BEGIN, END, update_doc  # noqa: E402
-from bench.workloads import BASIC, MIXED, parse_size  # noqa: E402
-from kubesched.testing.controlplane import (  # noqa: E402
+from bench.api import rotation
+from bench.measure import percentile
+from bench.memory import profile_run, run_sizes
+from bench.plugin_costs import run_plugin_cost
+from bench.report import BEGIN, END, update_doc
+from bench.workloads import BASIC, MIXED, parse_size
+from kubesched.testing.controlplane import (
     BIN_DIR_ENV,
     ControlPlaneUnavailable,
     find_binaries,
 )
+
+ROOT = Path(__file__).resolve().parents[2]
 
 IN_CI = os.environ.get("CI") == "true"
 CONTENDERS = {"ceiling", "reference", "kubesched"}

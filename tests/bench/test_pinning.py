@@ -7,15 +7,10 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # `bench` is a folder of the checkout, not an installed package
-    sys.path.insert(0, str(ROOT))
-
-from bench.pinning import Placement, pin, placement_for  # noqa: E402
+from bench.pinning import Placement, pin, placement_for
 
 
 @pytest.mark.parametrize(

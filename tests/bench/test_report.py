@@ -7,20 +7,15 @@ ratio, a workload not run is listed as not run).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # `bench` is a folder of the checkout, not an installed package
-    sys.path.insert(0, str(ROOT))
-
-from bench.api import CaseResult, RunResult  # noqa: E402
-from bench.cluster import write_kind  # noqa: E402
-from bench.measure import parse_request_counts, rss_growth  # noqa: E402
-from bench.report import Conditions, _versus, render, targets, unequal_work  # noqa: E402
-from bench.workloads import WORKLOADS  # noqa: E402
+from bench.api import CaseResult, RunResult
+from bench.cluster import write_kind
+from bench.measure import parse_request_counts, rss_growth
+from bench.report import Conditions, _versus, render, targets, unequal_work
+from bench.workloads import WORKLOADS
 
 
 def _run(

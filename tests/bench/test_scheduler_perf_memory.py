@@ -4,16 +4,9 @@ says how fast anything is."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # `bench` is a folder of the checkout, not an installed package
-    sys.path.insert(0, str(ROOT))
-
-from bench.scheduler_perf_memory import (  # noqa: E402
+from bench.scheduler_perf_memory import (
     DEVICES_PER_NODE,
     PREEMPTORS_EVERY,
     WORKLOADS,

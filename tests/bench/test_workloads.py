@@ -9,17 +9,11 @@ contenders can bind all the measured pods, and the preemption workloads do preem
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # `bench` is a folder of the checkout, not an installed package
-    sys.path.insert(0, str(ROOT))
-
-from bench.cli import default_cases, parse_args, quick_cases  # noqa: E402
-from bench.workloads import (  # noqa: E402
+from bench.cli import default_cases, parse_args, quick_cases
+from bench.workloads import (
     CSI_DRIVER,
     DRA_CLASS,
     HIGH_PRIORITY_CLASS,
@@ -31,11 +25,11 @@ from bench.workloads import (  # noqa: E402
     Workload,
     object_path,
 )
-from kubesched.api.manifests import parse_cluster  # noqa: E402
-from kubesched.config import default_config  # noqa: E402
-from kubesched.config.types import DEFAULT_SCHEDULER_NAME  # noqa: E402
-from kubesched.framework.registry import Registry  # noqa: E402
-from kubesched.service.simulate import simulate  # noqa: E402
+from kubesched.api.manifests import parse_cluster
+from kubesched.config import default_config
+from kubesched.config.types import DEFAULT_SCHEDULER_NAME
+from kubesched.framework.registry import Registry
+from kubesched.service.simulate import simulate
 
 SCHEDULER = DEFAULT_SCHEDULER_NAME
 #: scheduler_perf's workloads (issue #23's list, with #17's and #18's rows).

@@ -344,6 +344,8 @@ def test_plugin_and_extension_point_labels_are_kubes():
 def test_status_labels_are_kubes_code_names(code, label):
     assert status_label(code) == label
     assert set(STATUS_LABELS) == set(Code)
+    if code is not None:  # the one spelling, shared with explain's verdicts
+        assert code.kube_name == label
 
 
 def test_gauges_are_set_not_added():
