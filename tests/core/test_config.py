@@ -1182,6 +1182,11 @@ def _args(name: str, **args: Any) -> dict[str, Any]:
             ],
             id="unknown-version",
         ),
+        pytest.param(
+            _args("NodeResourcesFit", kind=5),
+            ["profiles[0].pluginConfig[0].args.kind: must be a string, got 5"],
+            id="kind-not-a-string",
+        ),
     ],
 )
 def test_args_type_meta_must_name_the_plugins_args(data: Any, expected: list[str]) -> None:

@@ -462,8 +462,10 @@ class _Decoder:
         want_kind = f"{name}Args"
         api_version = args.get("apiVersion", f"{API_GROUP}/v1")
         kind = args.get("kind", want_kind)
+        for key, value in (("apiVersion", api_version), ("kind", kind)):
+            if not isinstance(value, str):
+                self.error(child(path, key), f"must be a string, got {show(value)}")
         if not isinstance(api_version, str) or not isinstance(kind, str):
-            self.error(path, f"apiVersion and kind must be strings, got {show(api_version)}")
             return
         group = api_version.rpartition("/")[0]
         if (kind, group) != (want_kind, API_GROUP):

@@ -27,7 +27,10 @@ class Code(enum.IntEnum):
         """The code as kube-scheduler's ``Code.String()`` spells it
         (``UnschedulableAndUnresolvable``): the ``status`` label of its metrics and the verdict
         ``explain`` shows."""
-        return "".join(word.capitalize() for word in self.name.split("_"))
+        return _KUBE_NAMES[self]
+
+
+_KUBE_NAMES = {code: "".join(w.capitalize() for w in code.name.split("_")) for code in Code}
 
 
 class Status:
