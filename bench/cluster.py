@@ -66,6 +66,11 @@ def transport_for(kubeconfig: Path, connections: int = WRITERS + 4) -> Transport
     return Transport(api, qps=0, burst=1, timeout=60.0)
 
 
+#: A collection delete's deadline and answer cap (its answer lists every object it deleted).
+COLLECTION_DELETE_TIMEOUT = 900.0
+COLLECTION_DELETE_MAX_BODY = 1 << 30
+
+
 class BenchCluster:
     """One control plane for a whole benchmark; nodes stay between runs, pods do not."""
 
@@ -121,6 +126,15 @@ class BenchCluster:
     # -- plumbing ----------------------------------------------------------------------------------
     def api(self, method: str, path: str, query: Iterable[tuple[str, Any]] = (), body: Any = None):
         assert self.transport is not None, "start() first"
+        if method == "DELETE":  # collection deletes, whose answers take long and are large
+            return self.transport.request(
+                method,
+                path,
+                list(query),
+                body,
+                timeout=COLLECTION_DELETE_TIMEOUT,
+                max_body=COLLECTION_DELETE_MAX_BODY,
+            )
         return self.transport.request(method, path, list(query), body)
 
     def _parallel(self, fn: Callable[[Any], Any], items: list[Any]) -> None:
@@ -342,10 +356,13 @@ class BenchCluster:
         began = time.monotonic()
         body = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
         assert self.transport is not None
-        self.transport.request("DELETE", self.pods_path(), body=body)
+        # The apiserver answers a collection delete only when every object is gone, with the
+        # whole list of them: 10,000 pods take minutes and tens of megabytes.
+        bulk = {"timeout": COLLECTION_DELETE_TIMEOUT, "max_body": COLLECTION_DELETE_MAX_BODY}
+        self.transport.request("DELETE", self.pods_path(), body=body, **bulk)
         for namespace in (self.namespace, self.init_namespace):
             try:  # events.k8s.io/v1 and core/v1 events are two views of the same objects
-                self.transport.request("DELETE", self._events_path(namespace), body=body)
+                self.transport.request("DELETE", self._events_path(namespace), body=body, **bulk)
             except ApiError:
                 pass
         self._wait_empty(self.pods_path(), "", timeout)
