@@ -20,7 +20,15 @@ from typing import Any
 from .churn import Churn
 from .cluster import BenchCluster, WriteCounter
 from .contenders import CONTENDERS, Running, scheduler_name, start_contender
-from .measure import PodWatch, RssSampler, percentile, proc_sample, rss_growth
+from .measure import (
+    PodWatch,
+    RssSampler,
+    event_objects_by_pod,
+    measured_writes,
+    percentile,
+    proc_sample,
+    rss_growth,
+)
 from .pinning import Placement, pin
 from .workloads import Case
 
@@ -67,6 +75,9 @@ class RunResult:
     rss_after_samples: list[float] = field(default_factory=list)
     #: Objects the churn created over the run.
     churn_ticks: int = 0
+    #: Of ``writes``, those about the measured pods (runs with churned pods only): see
+    #: :func:`bench.measure.measured_writes`. The rest are the churned pods'.
+    measured_writes: dict[str, float] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -84,6 +95,19 @@ class RunResult:
         if self.writes:
             return sum(self.writes.values()) / self.pods_handled()
         return (self.bound + self.events) / max(self.bound, 1)
+
+    def writes_per_measured_pod(self) -> float | None:
+        """API writes per measured pod bound (``None``: not counted apart in this run)."""
+        if not self.measured_writes:
+            return None
+        return sum(self.measured_writes.values()) / max(self.bound, 1)
+
+    def writes_per_churned_pod(self) -> float | None:
+        """API writes per pod the churn created: the run's writes less the measured pods'."""
+        if not self.measured_writes or not self.churn_ticks:
+            return None
+        rest = sum(self.writes.values()) - sum(self.measured_writes.values())
+        return max(rest, 0.0) / self.churn_ticks
 
     def rss_growth(self) -> float | None:
         """Relative RSS growth over the churn after the last binding (``None``: no churn)."""
@@ -196,6 +220,13 @@ def run_once(
         # cheaper than one that writes every event.
         events = cluster.settled_event_count()
         writes = counter.writes(harness_deletes=churn.deletes if churn else 0)
+        # Pods of two kinds: the measured pods' writes apart, so that contenders handed other
+        # mixes of them are compared kind for kind.
+        measured = (
+            measured_writes(watch, event_objects_by_pod(cluster.transport, cluster.namespace))
+            if churn is not None
+            else {}
+        )
         attempts = running.attempts()
         server_span = cluster.server_span()
     finally:
@@ -242,6 +273,7 @@ def run_once(
         rss_samples=[round(v, 1) for v in during],
         rss_after_samples=[round(v, 1) for v in after],
         churn_ticks=churn.ticks if churn else 0,
+        measured_writes=measured,
     )
 
 

@@ -6,6 +6,12 @@ event (its creation as the watch reports it) and the first event that shows ``sp
 (``creationTimestamp``, the PodScheduled condition's ``lastTransitionTime``) have whole-second
 resolution, too coarse for the latencies measured here; both stamps taken on the same watch
 stream share any delay of that stream.
+
+Where a run has pods of two kinds (the measured ones and those a churn creates meanwhile), the
+writes about the measured pods are counted apart (:func:`measured_writes`): their Bindings, the
+Event objects about them, and the status writes the watch saw them get (each change of the
+PodScheduled condition or the nomination before binding; neither scheduler sends a patch that
+changes nothing). The rest of the run's writes are the churned pods' (and their victims').
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ __all__ = [
     "PodWatch",
     "ProcSample",
     "RssSampler",
+    "event_objects_by_pod",
+    "measured_writes",
     "parse_request_counts",
     "percentile",
     "proc_sample",
@@ -153,8 +161,11 @@ class PodWatch:
     #: Times the watch had to be started again (a stream ended or failed).
     restarts: int = 0
     prefix: str = "pod-"
+    #: pod name (every pod of the namespace) -> status writes seen before it was bound.
+    status_writes: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self._last_status: dict[str, tuple[object, str]] = {}
         self._stop = threading.Event()
         self._changed = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="bench-pod-watch", daemon=True)
@@ -188,7 +199,7 @@ class PodWatch:
                     resource_version = meta.get("resourceVersion", resource_version)
                     if event.get("type") in ("BOOKMARK", "DELETED"):
                         continue
-                    self._stamp(meta.get("name", ""), (obj.get("spec") or {}), now)
+                    self.seen(obj, now)
             except ApiError as exc:
                 if self._stop.is_set():
                     return
@@ -201,8 +212,31 @@ class PodWatch:
         page = self.transport.request("GET", path)
         now = time.monotonic()
         for pod in page.get("items") or ():
-            self._stamp(pod["metadata"]["name"], pod.get("spec") or {}, now)
+            self.seen(pod, now)
         return str(page["metadata"]["resourceVersion"])
+
+    def seen(self, pod: dict, now: float) -> None:
+        """One version of a pod, as the watch (or a re-list) delivered it."""
+        name = (pod.get("metadata") or {}).get("name", "")
+        spec = pod.get("spec") or {}
+        if not spec.get("nodeName"):
+            status = pod.get("status") or {}
+            scheduled = next(
+                (
+                    (c.get("status"), c.get("reason"), c.get("message"))
+                    for c in status.get("conditions") or ()
+                    if c.get("type") == "PodScheduled"
+                ),
+                None,
+            )
+            written = (scheduled, status.get("nominatedNodeName") or "")
+            last = self._last_status.get(name)
+            if last is not None and last != written:
+                self.status_writes[name] = self.status_writes.get(name, 0) + 1
+            elif last is None and written != (None, ""):
+                self.status_writes.setdefault(name, 1)  # first seen already written to
+            self._last_status[name] = written
+        self._stamp(name, spec, now)
 
     def _stamp(self, name: str, spec: dict, now: float) -> None:
         if not name.startswith(self.prefix):
@@ -227,3 +261,29 @@ class PodWatch:
 
     def stop(self) -> None:
         self._stop.set()
+
+
+def event_objects_by_pod(transport: Transport, namespace: str) -> dict[str, int]:
+    """Pod name -> Event objects (events.k8s.io/v1) about it in ``namespace``: each one is a
+    write (repeats fold into a series, patched far less often than a run lasts)."""
+    page = transport.request("GET", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events")
+    counts: dict[str, int] = {}
+    for event in page.get("items") or ():
+        regarding = event.get("regarding") or {}
+        if regarding.get("kind") == "Pod" and regarding.get("name"):
+            counts[regarding["name"]] = counts.get(regarding["name"], 0) + 1
+    return counts
+
+
+def measured_writes(watch: PodWatch, events: dict[str, int]) -> dict[str, float]:
+    """The writes about the measured pods (``watch.prefix``) by kind: one Binding per pod bound,
+    the Event objects about them, the status writes the watch saw."""
+    measured = watch.prefix
+    counts = {
+        "bindings": float(len(watch.bound)),
+        "events": float(sum(n for name, n in events.items() if name.startswith(measured))),
+        "pod status": float(
+            sum(n for name, n in watch.status_writes.items() if name.startswith(measured))
+        ),
+    }
+    return {kind: n for kind, n in counts.items() if n > 0}

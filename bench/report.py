@@ -78,17 +78,43 @@ def _verdict(ok: bool | None) -> str:
 EQUAL_WORK_TOLERANCE = 0.02
 
 
+#: Per-kind figures of a run with pods of two kinds, as the report names them.
+_PER_KIND: tuple[tuple[str, Callable[[RunResult], float | None]], ...] = (
+    ("measured", RunResult.writes_per_measured_pod),
+    ("churned", RunResult.writes_per_churned_pod),
+)
+
+
+def _per_kind(case: CaseResult, contender: str) -> dict[str, float]:
+    """Median writes per measured and per churned pod (empty unless both were counted)."""
+    medians = {kind: case.median(contender, figure) for kind, figure in _PER_KIND}
+    if any(v is None for v in medians.values()):
+        return {}
+    return {k: v for k, v in medians.items() if v is not None}
+
+
 def unequal_work(case: CaseResult, ours: str, theirs: str) -> str | None:
     """Why ``ours`` and ``theirs`` are not comparable in ``case`` (their median API writes per
-    pod differ by more than 2 %), or ``None`` when they did the same work. The binding ceiling
+    pod differ by more than 2 %), or ``None`` when they did the same work. Where a run had pods
+    of two kinds (the measured pods and the churn's) and both contenders' writes were counted
+    per kind, each kind is held against its like: the mix a contender is handed depends on how
+    long its run lasts, so a total per pod would compare different work. The binding ceiling
     writes only Bindings and is compared as a bound, not as equal work."""
-    mine = case.median(ours, RunResult.writes_per_pod)
-    other = case.median(theirs, RunResult.writes_per_pod)
-    if mine is None or other is None or theirs == "ceiling":
+    if theirs == "ceiling":
         return None
-    if abs(mine - other) <= EQUAL_WORK_TOLERANCE * max(other, 1e-9):
-        return None
-    return f"unequal work: {mine:.2f} vs {other:.2f} API writes per pod"
+    mine_kinds, other_kinds = _per_kind(case, ours), _per_kind(case, theirs)
+    if mine_kinds and other_kinds:
+        pairs = [(f" per {k} pod", mine_kinds[k], other_kinds[k]) for k, _ in _PER_KIND]
+    else:
+        mine = case.median(ours, RunResult.writes_per_pod)
+        other = case.median(theirs, RunResult.writes_per_pod)
+        if mine is None or other is None:
+            return None
+        pairs = [(" per pod", mine, other)]
+    for per, mine, other in pairs:
+        if abs(mine - other) > EQUAL_WORK_TOLERANCE * max(other, 1e-9):
+            return f"unequal work: {mine:.2f} vs {other:.2f} API writes{per}"
+    return None
 
 
 def _versus(case: CaseResult, other: str, floor: float) -> tuple[str, str]:
@@ -314,6 +340,19 @@ def _case_lines(case: CaseResult) -> list[str]:
         lines += [
             "",
             f"API writes per pod by kind{churned} (medians): " + "; ".join(writes) + ".",
+        ]
+    kinds = [
+        f"{label} {figures['measured']:.2f} per measured pod, {figures['churned']:.2f} per "
+        "churned pod"
+        for contender, label in CONTENDER_NAMES.items()
+        if (figures := _per_kind(case, contender))
+    ]
+    if kinds:
+        lines += [
+            "",
+            "API writes per kind of pod (medians; the equal-work check compares these): "
+            + "; ".join(kinds)
+            + ".",
         ]
     growth = [
         f"{label} {g:+.1%}"

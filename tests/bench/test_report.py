@@ -243,3 +243,81 @@ def test_several_runs_render_as_one_report(tmp_path: Path) -> None:
         in (conditions.notes[-1])
     )
     assert cases[0].runs[0].writes == {"bindings": 1000, "events": 1000}  # kept through JSON
+
+
+def _mixed_run(contender: str, churned: int, per_churned: float) -> RunResult:
+    """PreemptionAsync-like: 1,000 measured pods at 2 writes each (a Binding and a `Scheduled`
+    Event), and ``churned`` preemptors at ``per_churned`` writes each."""
+    run = _run(contender, 100.0)
+    run.churn_ticks = churned
+    run.measured_writes = {"bindings": 1000, "events": 1000}
+    run.writes = {"bindings": 1000 + churned, "events": 1000 + churned * (per_churned - 1)}
+    return run
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs", "flagged"),
+    [
+        ((30, 13.0), (10, 13.0), None),
+        ((30, 13.0), (10, 13.2), None),
+        ((30, 14.0), (10, 13.0), "unequal work: 14.00 vs 13.00 API writes per churned pod"),
+    ],
+    ids=["other mix, same work", "within 2 % per kind", "more per preemptor"],
+)
+def test_pods_of_two_kinds_are_compared_kind_for_kind(ours, theirs, flagged) -> None:
+    # Totals per pod handled differ (2.32 vs 2.11 in the first case: the longer run was handed
+    # more preemptors, at 13 writes each against a measured pod's 2), the work does not.
+    case = _case(
+        "PreemptionAsync",
+        "backlog",
+        _mixed_run("kubesched", *ours),
+        _mixed_run("reference", *theirs),
+    )
+    assert unequal_work(case, "kubesched", "reference") == flagged
+    report = render(Conditions("c", "d", "m", "1", "2", "s", 1), [case], [], None)
+    assert (
+        "API writes per kind of pod (medians; the equal-work check compares these): "
+        f"kube-scheduler 2.00 per measured pod, {theirs[1]:.2f} per churned pod; "
+        f"kubesched 2.00 per measured pod, {ours[1]:.2f} per churned pod." in report
+    )
+
+
+def test_runs_without_per_kind_counts_fall_back_to_writes_per_pod_handled() -> None:
+    mixed, plain = _mixed_run("kubesched", 30, 13.0), _mixed_run("reference", 10, 13.0)
+    plain.measured_writes = {}  # a run recorded before the counts per kind
+    case = _case("PreemptionAsync", "backlog", mixed, plain)
+    assert unequal_work(case, "kubesched", "reference") == (
+        "unequal work: 2.32 vs 2.11 API writes per pod"
+    )
+
+
+def test_the_watch_counts_status_writes_and_the_measured_pods_writes() -> None:
+    from bench.measure import PodWatch, measured_writes
+
+    watch = PodWatch(transport=None, namespace="bench", resource_version="1")  # type: ignore[arg-type]
+
+    def version(name: str, message: str = "", nominated: str = "", node: str = "") -> dict:
+        status: dict = {"nominatedNodeName": nominated} if nominated else {}
+        if message:
+            status["conditions"] = [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": message,
+                }
+            ]
+        return {"metadata": {"name": name}, "spec": {"nodeName": node}, "status": status}
+
+    for pod in (
+        version("pod-1"),
+        version("pod-1", node="n1"),  # the Binding: not a status write
+        version("pre-1"),
+        version("pre-1", "0/1 nodes", "n1"),  # a failure with its nomination: one patch
+        version("pre-1", "0/1 nodes", "n1"),  # another field changed: no status write
+        version("pre-1", "0/2 nodes", "n1"),
+        version("pre-1", "0/2 nodes", "n1", node="n1"),
+    ):
+        watch.seen(pod, 0.0)
+    assert watch.status_writes == {"pre-1": 2}
+    assert measured_writes(watch, {"pod-1": 1, "pre-1": 2}) == {"bindings": 1.0, "events": 1.0}

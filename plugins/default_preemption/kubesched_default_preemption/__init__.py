@@ -16,6 +16,7 @@ import logging
 import operator
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -209,10 +210,15 @@ class DefaultPreemption:
         self.handle = handle
         self._list_pdbs = handle.lister(PDB_KIND)
         self._lock = threading.Lock()
-        #: UIDs of the preemptors whose victims are being evicted in the background.
+        #: UIDs of the preemptors whose victims are being evicted in the background, or whose
+        #: calls have ended before the informer has shown their last victim go.
         self._preempting: set[str] = set()
         #: Preemptor UID -> UID of its last victim, once only that one's calls are left.
         self._last_victim: dict[str, str] = {}
+        #: The preemptors of ``_preempting`` whose calls have all ended (successfully).
+        self._calls_ended: set[str] = set()
+        #: Sends the victims but the last at once (kube's Parallelizer), made on first use.
+        self._victim_pool: ThreadPoolExecutor | None = None
         #: (what decides the dry run but the node, node name) -> (the node's generation, the
         #: dry run's answer there): see :meth:`_dry_run_key`. Valid for ``_pdb_objects``.
         self._dry_runs: LRUCache[tuple[Any, str], tuple[int, _DryRun]] = LRUCache(DRY_RUNS_KEPT)
@@ -252,8 +258,15 @@ class DefaultPreemption:
 
     def is_pod_running_preemption(self, uid: str) -> bool:
         """Whether the victims of the pod ``uid`` are still being evicted: its background
-        calls have not ended, and the last victim (once its turn came) is neither gone nor
-        terminating."""
+        calls have not ended, or the last victim (once its turn came) is still bound in the
+        informer's store, neither gone nor terminating.
+
+        kube-scheduler's gate opens as soon as its calls have ended, its informer reporting a
+        deletion within milliseconds; ours can lag by seconds on a busy machine, and a pod let
+        through meanwhile finds its victims still in the cache and preempts again. So after
+        successful calls the gate stays shut until the store shows the last victim gone (its
+        deletion event then moves the pod: this plugin registers it). Victims are deleted in
+        order on one watch stream, so by then the others are gone too."""
         if uid not in self._preempting:  # the common case, without the lock
             return False
         with self._lock:
@@ -264,8 +277,33 @@ class DefaultPreemption:
             return True
         # The informer's store already has the deletion when its event reaches the queue, so a
         # pod the deletion brings back is not gated again by calls that have in fact ended.
-        victim = self.handle.backend.get_pod(last)
-        return victim is not None and not victim.deletion_timestamp
+        if self._victim_bound(last):
+            return True
+        self._forget_if_ended(uid)
+        return False
+
+    def _victim_bound(self, uid: str) -> bool:
+        """Whether the informer's store still has the victim ``uid`` bound and not terminating
+        (a victim rejected at Permit was never bound: it counts as gone).
+
+        A victim terminating with no grace period left and no finalizer counts as still there:
+        the API server deleted it in the same call, its deletion event follows, and a pod let
+        through before it would fail on the victim still in the cache (kube's window between
+        the two events is too short to matter; ours is not)."""
+        victim = self.handle.backend.get_pod(uid)
+        if victim is None or not victim.node_name:
+            return False
+        if not victim.deletion_timestamp:
+            return True
+        meta = victim.raw.get("metadata") or {}
+        return meta.get("deletionGracePeriodSeconds") == 0 and not meta.get("finalizers")
+
+    def _forget_if_ended(self, uid: str) -> None:
+        with self._lock:
+            if uid in self._calls_ended:
+                self._calls_ended.discard(uid)
+                self._preempting.discard(uid)
+                self._last_victim.pop(uid, None)
 
     def run_post_filter(
         self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
@@ -568,15 +606,26 @@ class DefaultPreemption:
         if not victims:
             return
         with self._lock:
+            # Preemptions whose calls ended and whose pod was not asked about since (it was
+            # deleted, or bound elsewhere): forgotten once their last victim is gone.
+            ended = list(self._calls_ended)
             self._preempting.add(pod.uid)
+            self._calls_ended.discard(pod.uid)
+            self._last_victim.pop(pod.uid, None)
+        for uid in ended:
+            last = self._last_victim.get(uid)
+            if last is None or not self._victim_bound(last):
+                self._forget_if_ended(uid)
         self.handle.run_in_background(
             lambda: self._evict(candidate.name, pod, victims), name=f"preemption of {pod.key}"
         )
 
     def _evict(self, node_name: str, pod: Pod, victims: Sequence[Pod]) -> None:
         """First clear lower-priority nominations to the node (they may no longer fit), then
-        preempt every victim but the last, then the last one; a failure skips the rest. When a
-        call failed, the pod is sent back to activeQ at the end, as kube does."""
+        preempt every victim but the last (at once, as kube's Parallelizer does), then the last
+        one; a failure skips the rest. When a call failed, the pod is sent back to activeQ at
+        the end, as kube does; otherwise PreEnqueue holds it until the informer has seen the
+        last victim go (:meth:`is_pod_running_preemption`)."""
         failed = False
         try:
             lower = [
@@ -587,8 +636,7 @@ class DefaultPreemption:
             for error in self.handle.clear_nominated_node_name(*lower):
                 failed = True  # not critical: the victims are preempted all the same
                 log.warning("clearing a nomination to node %s failed: %s", node_name, error)
-            for victim in victims[:-1]:
-                self.preempt_pod(node_name, pod, victim)
+            self._preempt_all(node_name, pod, victims[:-1])
             # From here on PreEnqueue looks the last victim up: once it is gone or terminating,
             # the pod passes even if this thread has not come back from the call yet.
             with self._lock:
@@ -597,14 +645,47 @@ class DefaultPreemption:
         except Exception as exc:
             failed = True
             log.error("preemption for pod %s on node %s failed: %s", pod.key, node_name, exc)
-        finally:
-            with self._lock:
+        with self._lock:
+            if failed or pod.uid not in self._last_victim:
                 self._preempting.discard(pod.uid)
                 self._last_victim.pop(pod.uid, None)
+            else:
+                self._calls_ended.add(pod.uid)
+        if not failed and not self._victim_bound(victims[-1].uid):
+            self._forget_if_ended(pod.uid)  # the informer has it already
         if failed:
             # Without the deletions it waits for, the pod could stay in the unschedulable pool
             # until its time limit: retry it now (its gate is open by now).
             self.handle.activate([pod])
+
+    def _preempt_all(self, node_name: str, preemptor: Pod, victims: Sequence[Pod]) -> None:
+        """:meth:`preempt_pod` for each of ``victims``, at once on a pool of
+        ``handle.parallelism`` threads (in turn with a synchronous backend, whose calls take no
+        time); the first failure is raised once all have returned, the calls not begun yet
+        cancelled."""
+        if len(victims) <= 1 or self.handle.backend.synchronous:
+            for victim in victims:
+                self.preempt_pod(node_name, preemptor, victim)
+            return
+        with self._lock:
+            if self._victim_pool is None:
+                self._victim_pool = ThreadPoolExecutor(
+                    max_workers=max(self.handle.parallelism, 1), thread_name_prefix="preemption"
+                )
+            pool = self._victim_pool
+        futures = [pool.submit(self.preempt_pod, node_name, preemptor, v) for v in victims]
+        error: BaseException | None = None
+        for future in futures:
+            if error is not None:
+                future.cancel()
+            try:
+                future.result()
+            except CancelledError:
+                pass
+            except Exception as exc:
+                error = error or exc
+        if error is not None:
+            raise error
 
     def preempt_pod(self, node_name: str, preemptor: Pod, victim: Pod) -> None:
         """kube's ``PreemptPod``: reject a victim waiting at Permit; otherwise patch the

@@ -4,6 +4,7 @@ package does for individual pods (``MoreImportantVictim``, ``FilterVictimsWithPD
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -82,6 +83,13 @@ def start_time(pod: Pod) -> float:
     text = (pod.raw.get("status") or {}).get("startTime")
     if not isinstance(text, str) or not text:
         return math.inf
+    return _seconds(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _seconds(text: str) -> float:
+    """An RFC 3339 time in seconds (inf when it does not parse); victims share a few start
+    times and are compared again for every candidate of every preemptor."""
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -149,6 +157,7 @@ def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> Candidate |
     for rule in _RULES:
         if len(remaining) <= 1:
             break
-        best = max(rule(c) for c in remaining)
-        remaining = [c for c in remaining if rule(c) == best]
+        scores = [rule(c) for c in remaining]  # once each: a rule can walk every victim
+        best = max(scores)
+        remaining = [c for c, score in zip(remaining, scores, strict=True) if score == best]
     return remaining[0] if remaining else None

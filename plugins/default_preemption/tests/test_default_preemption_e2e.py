@@ -6,6 +6,7 @@ cluster with PodDisruptionBudgets; NodeResourcesFit when installed."""
 
 from __future__ import annotations
 
+import copy
 from importlib.metadata import entry_points
 
 import pytest
@@ -21,6 +22,7 @@ from kubesched_default_preemption import (
 )
 from preemption_support import HIGH, LOW, MID, PROFILE_NAME, TEST_PLUGINS, node, pdb, pod, profile
 
+from kubesched import Pod
 from kubesched.api.manifests import Cluster
 from kubesched.service.simulate import VirtualClock, simulate
 from kubesched.testing.harness import Harness, make_config, make_scheduler, run_until_idle
@@ -255,3 +257,93 @@ def test_with_the_real_node_resources_fit():
         assert sorted(p.name for p in h.backend.pods.values()) == ["high", "mid"]
         assert failures(h, "high")[0].startswith("0/2 nodes are available: 2 Insufficient cpu.")
         assert PROFILE_NAME in h.scheduler.frameworks
+
+
+class LaggingWatch:
+    """The API server takes a deletion at once; the scheduler's informer hears of it only on
+    :meth:`terminate` (the victim's update with a deletion timestamp and no grace period left)
+    and :meth:`deliver` (the deletion): a watch that lags, as a busy scheduler's does. A call on
+    a pod the server no longer has is a 404: ``False``."""
+
+    def __init__(self, backend) -> None:
+        self.backend = backend
+        self.deleted: list[str] = []
+        self.patched: list[str] = []
+        self._gone: set[str] = set()
+        self._pending = []
+        self._delete, self._patch = backend.delete_pod, backend.patch_pod_status
+        backend.delete_pod, backend.patch_pod_status = self.delete_pod, self.patch_pod_status
+
+    def delete_pod(self, victim) -> bool:
+        self.deleted.append(victim.name)
+        if victim.uid in self._gone:
+            return False
+        self._gone.add(victim.uid)
+        self._pending.append(victim)
+        return True
+
+    def patch_pod_status(self, target, **changes) -> bool:
+        self.patched.append(target.name)
+        return target.uid not in self._gone and self._patch(target, **changes)
+
+    def terminate(self) -> None:
+        for victim in self._pending:
+            raw = copy.deepcopy(self.backend.pods[victim.uid].raw)
+            raw["metadata"].update(
+                deletionTimestamp="2026-01-01T00:00:00Z", deletionGracePeriodSeconds=0
+            )
+            self.backend.add_pod(Pod(raw))
+
+    def deliver(self) -> None:
+        while self._pending:
+            self._delete(self._pending.pop(0))
+
+
+def test_the_preemptor_waits_for_the_informer_to_see_its_victims_go():
+    # kube-scheduler's informer reports a victim's deletion within milliseconds of the call; on a
+    # busy machine ours took seconds (bench PreemptionBasic), and a preemptor retried meanwhile
+    # found its victims still in the cache and preempted again: extra deletions, extra attempts.
+    clock = VirtualClock()
+    scheduler, backend = make_scheduler(
+        PLUGINS,
+        profile(),
+        [node("node1", cpu="1", memory="1Gi"), node("node2", cpu="100m", memory="1Gi")],
+        [
+            pod("low", on="node1", priority=LOW, req={"cpu": "1"}),
+            pod("bystander", on="node2", priority=HIGH, req={"cpu": "100m"}),
+            pod("high", priority=HIGH, req={"cpu": "1"}),
+        ],
+        clock=clock,
+        start=False,
+    )
+    watch = LaggingWatch(backend)
+    scheduler.start()
+
+    def retry() -> None:
+        clock.now += 11  # past any backoff
+        scheduler.queue.flush()
+        run_until_idle(scheduler)
+
+    run_until_idle(scheduler)
+    assert watch.deleted == ["low"] and "low" in backend.pods  # sent; not seen yet
+    # An event that may help (a node joins) brings the pod back to PreEnqueue: its preemption's
+    # calls have ended, but the informer still shows the victim bound.
+    backend.add_node(node("node3", cpu="100m", memory="1Gi"))
+    retry()
+    assert (scheduler.queue.pending()["gated"], watch.deleted) == (1, ["low"])
+    # The victim shows as terminating with no grace period left: gone for the API server, its
+    # deletion event on the way. Another pod's deletion brings the preemptor back: still gated.
+    watch.terminate()
+    backend.delete_pod = watch._delete
+    backend.delete_pod(backend.pods["bystander"])
+    retry()
+    assert (scheduler.queue.pending()["gated"], watch.deleted) == (1, ["low"])
+    watch.deliver()  # the deletion reaches the informer: the gate lifts
+    retry()
+    assert backend.pods["high"].node_name == "node1"
+    assert (watch.deleted, watch.patched) == (["low"], ["low"])
+    assert [e.reason for e in backend.events if e.pod == "default/high"] == [
+        "FailedScheduling",
+        "Scheduled",
+    ]
+    scheduler.stop()
