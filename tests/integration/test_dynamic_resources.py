@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from kubernetes import client
+from kubernetes import client, watch
 from kubesched_process import (
     LABEL,
     SA_GROUPS,
@@ -183,6 +183,135 @@ def test_a_claim_for_one_device_is_allocated_where_the_device_is_and_a_second_po
     )
     # No controller removes the finalizers: let the namespace go.
     for name in ("first-gpu", "second-gpu"):
+        dra.patch_namespaced_custom_object(
+            GROUP, VERSION, namespace, "resourceclaims", name, {"metadata": {"finalizers": None}}
+        )
+
+
+REFERENCE = "it-kube-reference"
+
+
+def _history(list_call, namespace: str, name: str, since: str) -> list[dict[str, Any]]:
+    """Every version of object ``name`` the apiserver stored after resourceVersion ``since``
+    (a watch replayed from there), oldest first, as plain dicts."""
+    seen = []
+    for event in watch.Watch().stream(
+        list_call,
+        namespace,
+        field_selector=f"metadata.name={name}",
+        resource_version=since,
+        timeout_seconds=2,
+    ):
+        obj = event["raw_object"]
+        seen.append(obj)
+    return seen
+
+
+def _custom_list(dra):
+    def list_claims(namespace, **kwargs):
+        return dra.list_namespaced_custom_object(
+            GROUP, VERSION, namespace, "resourceclaims", **kwargs
+        )
+
+    return list_claims
+
+
+def test_a_dra_pod_is_nominated_before_its_claim_is_allocated_and_ends_as_kube_leaves_it(
+    core_v1, namespace, nodes, kubesched, dra, control_plane
+):
+    """kube-scheduler v1.37 (NominatedNodeNameForExpectation) writes the chosen node to the
+    pod's status.nominatedNodeName before DynamicResources' PreBind writes the claim; the
+    apiserver clears it on binding. kubesched does the same: the same pod versions, in the same
+    order, from both schedulers."""
+    suffix = uuid.uuid4().hex[:6]
+    node = nodes(labels={LABEL: "true"}).metadata.name
+    device_class = f"it-gpu-nnn-{suffix}"
+    dra.create_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "deviceclasses",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "DeviceClass",
+            "metadata": {"name": device_class},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+        },
+    )
+    dra.created.append(("deviceclasses", device_class))
+    slice_name = f"it-nnn-{node}-{suffix}"
+    dra.create_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "resourceslices",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "ResourceSlice",
+            "metadata": {"name": slice_name},
+            "spec": {
+                "driver": DRIVER,
+                "nodeName": node,
+                "pool": {"name": f"{node}-{suffix}", "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}],
+            },
+        },
+    )
+    dra.created.append(("resourceslices", slice_name))
+    for name in ("ours-gpu", "theirs-gpu"):
+        dra.create_namespaced_custom_object(
+            GROUP, VERSION, namespace, "resourceclaims", claim(name, device_class)
+        )
+    kubesched.wait_ready()
+    profile = {"profiles": [{"schedulerName": REFERENCE}]}
+
+    def nominations_then_binding(
+        manifest: dict[str, Any], claim_name: str
+    ) -> list[tuple[str, str]]:
+        pod_name = manifest["metadata"]["name"]
+        created = core_v1.list_namespaced_pod(namespace).metadata.resource_version
+        core_v1.create_namespaced_pod(namespace, manifest)
+        wait_for(
+            lambda: core_v1.read_namespaced_pod(pod_name, namespace).spec.node_name,
+            60,
+            what=f"pod {pod_name} bound\n{kubesched.log.read_text()[-3000:]}",
+        )
+        pods = _history(core_v1.list_namespaced_pod, namespace, pod_name, created)
+        claims = _history(_custom_list(dra), namespace, claim_name, created)
+        allocated = min(
+            int(c["metadata"]["resourceVersion"])
+            for c in claims
+            if (c.get("status") or {}).get("allocation")
+        )
+        nominated = [
+            int(p["metadata"]["resourceVersion"])
+            for p in pods
+            if (p.get("status") or {}).get("nominatedNodeName") == node
+        ]
+        assert nominated and min(nominated) < allocated, (pods, claims)
+        # (nominatedNodeName, nodeName) of each version of the pod, repeats folded.
+        steps: list[tuple[str, str]] = []
+        for p in pods:
+            step = (
+                (p.get("status") or {}).get("nominatedNodeName") or "",
+                p["spec"].get("nodeName") or "",
+            )
+            if not steps or steps[-1] != step:
+                steps.append(step)
+        return steps
+
+    kubesched_steps = nominations_then_binding(pod("ours", "ours-gpu"), "ours-gpu")
+    with control_plane.start_reference_scheduler(profile):
+        theirs = pod("theirs", "theirs-gpu")
+        theirs["spec"]["schedulerName"] = REFERENCE
+        reference_steps = nominations_then_binding(theirs, "theirs-gpu")
+
+    assert reference_steps == [("", ""), (node, ""), ("", node)]
+    assert kubesched_steps == reference_steps
+    for name in ("ours", "theirs"):
+        status = core_v1.read_namespaced_pod(name, namespace).status
+        assert status.nominated_node_name is None
+        scheduled = [c for c in status.conditions or () if c.type == "PodScheduled"]
+        assert [(c.status, c.reason) for c in scheduled] == [("True", None)]
+    for name in ("ours-gpu", "theirs-gpu"):
         dra.patch_namespaced_custom_object(
             GROUP, VERSION, namespace, "resourceclaims", name, {"metadata": {"finalizers": None}}
         )

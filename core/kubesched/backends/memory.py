@@ -118,6 +118,9 @@ class InMemoryBackend:
                 raise BindError(f'node "{node_name}" not found')
             raw = dict(copy.deepcopy(current.raw))
             raw.setdefault("spec", {})["nodeName"] = node_name
+            # The apiserver clears the nomination on binding (ClearingNominatedNodeNameAfter-
+            # Binding, on by default since v1.35); ``nominations`` keeps what was written.
+            (raw.get("status") or {}).pop("nominatedNodeName", None)
             bound = Pod(raw)
             self.pods[pod.uid] = bound
             self.conditions.pop(pod.key, None)

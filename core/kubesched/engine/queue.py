@@ -447,13 +447,16 @@ class SchedulingQueue:
     def update(self, old: Pod, new: Pod, event: ClusterEvent) -> None:
         """A pending pod changed: update it, and give a parked pod another chance if the change
         is one its rejectors (or gate) registered for."""
-        if new.nominated_node_name or self.nominator.node_of(new):
-            self.nominator.update(new)
         with self._cond:
             if new.uid in self._in_flight:
+                # Not the nominator: an in-flight pod may be assumed, and the binding cycle's
+                # own status.nominatedNodeName write must not count it twice on its node
+                # (kube's Update returns for in-flight pods before updating nominations).
                 self._log.append(_LoggedEvent(event, old, new, new.uid))
                 self._updated_in_flight[new.uid] = new
                 return
+            if new.nominated_node_name or self.nominator.node_of(new):
+                self.nominator.update(new)
             if not self._knows(new.uid):
                 self.add(new)
                 return

@@ -186,6 +186,7 @@ _PLUGIN_METRIC_POINTS = {
     "reserve": "Reserve",
     "unreserve": "Unreserve",
     "permit": "Permit",
+    "pre_bind_pre_flight": "PreBindPreFlight",
     "pre_bind": "PreBind",
     "bind": "Bind",
     "post_bind": "PostBind",
@@ -258,6 +259,15 @@ class Framework:
         reserve_order = [(c.plugin, 1) for c in self._calls["reserve"]]
         # Unreserve runs in reverse order of Reserve (kube-scheduler's rule).
         self._calls["unreserve"] = self._ordered_calls("unreserve", reserve_order[::-1])
+        pre_bind_order = [(c.plugin, 1) for c in self._calls["pre_bind"]]
+        self._calls["pre_bind_pre_flight"] = self._ordered_calls(
+            "pre_bind_pre_flight", pre_bind_order
+        )
+        # A PreBind plugin without PreBindPreFlight may have work for any pod (kube's stubs
+        # return Success): it always counts as Success.
+        self._pre_bind_without_pre_flight = len(pre_bind_order) > len(
+            self._calls["pre_bind_pre_flight"]
+        )
         self._calls["events_to_register"] = self._ordered_calls(
             "events_to_register", [(name, 1) for name in self.plugins]
         )
@@ -896,8 +906,56 @@ class Framework:
             return Status(Code.ERROR, "no Bind plugin bound the pod (every one returned Skip)")
         return Status.success()
 
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """kube's ``RunPreBindPreFlights``: Success when some PreBind plugin will have work for
+        the pod, Skip when none will, an Error when one failed (or answered anything but
+        Success, Skip or Error). Records the plugins that answered Skip, whose PreBind
+        :meth:`run_pre_bind` then leaves out."""
+        outcome = Status.success() if self._pre_bind_without_pre_flight else Status.skip()
+        skipped: set[str] = set()
+        for c in self._calls_of(state)["pre_bind_pre_flight"]:
+            state.write(RUNNING_BINDING_PLUGIN, ("PreBindPreFlight", c.plugin))
+            try:
+                status = self._status(c.call(state, pod, node_name), c.plugin, "PreBindPreFlight")
+            except Exception as exc:
+                return self._crash("PreBindPreFlight", c.plugin, exc)
+            if status.is_skip():
+                skipped.add(c.plugin)
+            elif status.is_success():
+                outcome = Status.success()
+            elif status.code == Code.ERROR:
+                failed = Status(
+                    Code.ERROR,
+                    f'running PreBindPreFlight "{c.plugin}": {status.message()}',
+                    plugin=c.plugin,
+                )
+                failed.err = status.err
+                return failed
+            else:
+                return Status(
+                    Code.ERROR,
+                    f'PreBindPreFlight "{c.plugin}" returned {STATUS_LABELS[status.code]!r}, '
+                    "which is unsupported. It is supposed to return Success, Skip, or Error "
+                    "status",
+                    plugin=c.plugin,
+                )
+        state.skip_pre_bind_plugins = skipped
+        return outcome
+
     def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        return self._run_binding_point("pre_bind", "PreBind", state, pod, node_name)
+        """The PreBind plugins in order, but those whose PreBindPreFlight returned Skip."""
+        skipped = state.skip_pre_bind_plugins
+        for c in self._calls_of(state)["pre_bind"]:
+            if c.plugin in skipped:
+                continue
+            state.write(RUNNING_BINDING_PLUGIN, ("PreBind", c.plugin))
+            try:
+                status = self._status(c.call(state, pod, node_name), c.plugin, "PreBind")
+            except Exception as exc:
+                return self._crash("PreBind", c.plugin, exc)
+            if not status.is_success():
+                return status
+        return Status.success()
 
     def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         return self._run_binding_point("bind", "Bind", state, pod, node_name)

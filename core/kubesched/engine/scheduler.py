@@ -47,7 +47,13 @@ __all__ = ["Attempt", "Scheduler"]
 log = logging.getLogger(__name__)
 
 #: kube-scheduler's extension point label values, by profile field name.
-_POINT_NAMES = {"preBind": "PreBind", "bind": "Bind", "postBind": "PostBind"}
+#: A binding-cycle point: the profile field whose plugins run there, and its metrics name.
+_POINT_NAMES = {
+    "preBindPreFlight": ("preBind", "PreBindPreFlight"),
+    "preBind": ("preBind", "PreBind"),
+    "bind": ("bind", "Bind"),
+    "postBind": ("postBind", "PostBind"),
+}
 
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
@@ -218,7 +224,9 @@ class Scheduler:
         self.waiting_pods = WaitingPods(clock if wait_on_clock else time.monotonic)
         #: Under ``wait_on_clock``: the binding cycles held until their pod's wait ends, by UID,
         #: and the UIDs whose wait has ended, in that order.
-        self._held_bindings: dict[str, tuple[Framework, CycleState, QueuedPodInfo, str, float]] = {}
+        self._held_bindings: dict[
+            str, tuple[Framework, CycleState, QueuedPodInfo, str, float, tuple[Status, bool]]
+        ] = {}
         self._ended_waits: list[str] = []
         self._held_lock = threading.Lock()
         #: The longest wait at Permit held so far under ``wait_on_clock``, in seconds.
@@ -621,8 +629,23 @@ class Scheduler:
     ) -> None:
         held = self.waiting_pods.get(info.pod.uid)
         if held is not None and self.wait_on_clock:
+            # The binding cycle begins now (its nomination is written while the pod waits);
+            # its rest runs once the wait ends, or at once when PreBindPreFlight failed.
+            expectation = self._nominate_for_expectation(framework, state, info.pod, node)
+            if not expectation[0].is_success():
+                with self._bindings_done:
+                    self._in_flight_bindings += 1
+                self._binding_cycle(framework, state, info, node, started, expectation)
+                return
             with self._held_lock:
-                self._held_bindings[info.pod.uid] = (framework, state, info, node, started)
+                self._held_bindings[info.pod.uid] = (
+                    framework,
+                    state,
+                    info,
+                    node,
+                    started,
+                    expectation,
+                )
             self.longest_wait = max(self.longest_wait, held.deadline - self.waiting_pods.clock())
             held.on_done = self._wait_ended
             if held.done:  # ended before it could be told (a plugin allowed it at once)
@@ -643,11 +666,24 @@ class Scheduler:
         info: QueuedPodInfo,
         node: str,
         started: float,
+        expectation: tuple[Status, bool] | None = None,
     ) -> None:
+        """``expectation``: what :meth:`_nominate_for_expectation` returned, when it ran as the
+        pod began to wait (virtual clock)."""
         pod = info.pod
         bound = False
+        nominated = False
         try:
-            status = framework.wait_on_permit(pod)
+            status, nominated = (
+                expectation
+                if expectation is not None
+                else self._nominate_for_expectation(framework, state, pod, node)
+            )
+            if status.is_success():
+                status = framework.wait_on_permit(pod)
+            elif (waiting := self.waiting_pods.get(pod.uid)) is not None:
+                waiting.reject("", status.message())  # no binding cycle will wait on it now
+                self.waiting_pods.remove(pod.uid)
             if status.is_success():
                 status = self._binding_call(
                     framework, framework.run_pre_bind, state, pod, node, "preBind"
@@ -661,7 +697,7 @@ class Scheduler:
                 )
                 status = self._binding_call(framework, bind, state, pod, node, "bind")
             if not status.is_success():
-                self._binding_failed(framework, state, info, node, status, started)
+                self._binding_failed(framework, state, info, node, status, started, nominated)
                 return
             bound = True
             self.queue.done(pod.uid)
@@ -683,11 +719,40 @@ class Scheduler:
                 node,
                 Status(Code.ERROR, "internal error in the binding cycle"),
                 started,
+                nominated,
             )
         finally:
             with self._bindings_done:
                 self._in_flight_bindings -= 1
                 self._bindings_done.notify_all()
+
+    def _nominate_for_expectation(
+        self, framework: Framework, state: CycleState, pod: Pod, node: str
+    ) -> tuple[Status, bool]:
+        """kube's ``NominatedNodeNameForExpectation`` (on by default in v1.37): run the
+        PreBindPreFlights; when some PreBind plugin has work to do, or the pod waits at Permit,
+        write ``node`` to the pod's ``status.nominatedNodeName`` first, so that other components
+        (and this scheduler after a restart) know where the pod is going while it waits. Without
+        such work the binding comes at once and nothing is written. A failed write is logged and
+        binding goes on, as in kube. Returns the PreBindPreFlight outcome (an Error fails the
+        binding) and whether the nomination was written."""
+        status = self._binding_call(
+            framework, framework.run_pre_bind_pre_flights, state, pod, node, "preBindPreFlight"
+        )
+        if status.code is Code.ERROR:
+            return status, False
+        if not status.is_success() and self.waiting_pods.get(pod.uid) is None:
+            return Status.success(), False
+        if pod.nominated_node_name == node:  # already there: kube's updatePod writes nothing
+            return Status.success(), False
+        try:
+            written = self.backend.patch_pod_status(pod, nominated_node_name=node)
+        except Exception as exc:
+            log.error(
+                "updating the nominated node name of pod %s to %s failed: %s", pod.key, node, exc
+            )
+            return Status.success(), False
+        return Status.success(), written
 
     def _bind(self, framework: Framework, state: CycleState, pod: Pod, node: str) -> Status:
         """kube's ``bind``: the first interested extender with a bindVerb binds the pod (an
@@ -734,12 +799,12 @@ class Scheduler:
                 pod,
                 node,
                 running=lambda: state.get(RUNNING_BINDING_PLUGIN) or ("?", "?"),
-                point=point,
+                point=_POINT_NAMES[point][0],
             )
         except CycleError as exc:  # overran: observed as the Error it is
             status = exc.status
         status = status if status is not None else Status.success()
-        name = _POINT_NAMES[point]
+        name = _POINT_NAMES[point][1]
         self._observe_point(framework, name, status, began)
         if name == "Bind" and self.metrics is not None:
             outcome = "success" if status.is_success() else "error"
@@ -770,10 +835,16 @@ class Scheduler:
         node: str,
         status: Status,
         started: float,
+        nominated: bool = False,
     ) -> None:
+        """Unreserve, forget and requeue the pod; its nomination is cleared, as kube's
+        ``handleBindingCycleError`` does (``clearNominatedNode``). ``nominated``: the binding
+        cycle wrote ``node`` to its ``status.nominatedNodeName``."""
         pod = info.pod
         self._unreserve(framework, state, pod, node)
         self.cache.forget_pod(pod)
+        if nominated:  # the report compares against the pod as the cluster now has it
+            info.pod = _with_nomination(pod, node)
         # The room the pod held is free again: pods waiting for it may fit now. The event
         # carries the pod as it was assumed, on its node, as kube-scheduler's does (hints such
         # as NodeResourcesFit's queue only on the deletion of a pod that had a node). A pod
@@ -786,14 +857,20 @@ class Scheduler:
             self.queue.done(pod.uid)
             return
         if status.is_rejected():
-            self._fail_with_status(info, status, started)
+            self._fail_with_status(info, status, started, nominated_node_name="")
             self.queue.move_on_event(freed, _assumed(pod, node), None, skip_uid=pod.uid)
             return
         self.queue.move_on_event(freed, _assumed(pod, node), None)
-        self._fail_with_status(info, status, started)
+        self._fail_with_status(info, status, started, nominated_node_name="")
 
     # -- failures ------------------------------------------------------------------------------
-    def _fail_with_status(self, info: QueuedPodInfo, status: Status, started: float) -> None:
+    def _fail_with_status(
+        self,
+        info: QueuedPodInfo,
+        status: Status,
+        started: float,
+        nominated_node_name: str | None = None,
+    ) -> None:
         if status.is_rejected():
             self._fail(
                 info,
@@ -801,9 +878,18 @@ class Scheduler:
                 status.message(),
                 {status.plugin} if status.plugin else set(),
                 started,
+                nominated_node_name=nominated_node_name,
             )
         else:
-            self._fail(info, REASON_SCHEDULER_ERROR, status.message(), set(), started, error=True)
+            self._fail(
+                info,
+                REASON_SCHEDULER_ERROR,
+                status.message(),
+                set(),
+                started,
+                error=True,
+                nominated_node_name=nominated_node_name,
+            )
 
     def _fail(
         self,
@@ -854,3 +940,13 @@ def _assumed(pod: Pod, node_name: str) -> Pod:
     spec = pod.raw.get("spec") or {}
     assumed.raw = {**pod.raw, "spec": {**spec, "nodeName": node_name}}
     return assumed
+
+
+def _with_nomination(pod: Pod, node_name: str) -> Pod:
+    """``pod`` with ``status.nominatedNodeName`` set to ``node_name``, as the binding cycle
+    wrote it (the pod objects themselves are shared with the informer and never changed)."""
+    nominated = copy.copy(pod)
+    nominated.nominated_node_name = node_name
+    status = pod.raw.get("status") or {}
+    nominated.raw = {**pod.raw, "status": {**status, "nominatedNodeName": node_name}}
+    return nominated

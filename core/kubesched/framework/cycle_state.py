@@ -24,6 +24,7 @@ class CycleState:
         "record_plugin_metrics",
         "signature",
         "skip_filter_plugins",
+        "skip_pre_bind_plugins",
         "skip_score_plugins",
     )
 
@@ -31,6 +32,8 @@ class CycleState:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        #: The PreBind plugins whose PreBindPreFlight returned Skip for this pod.
+        self.skip_pre_bind_plugins: set[str] = set()
         #: The pod's signature, set by the framework when results may be reused across pods.
         self.signature: PodSignature | None = None
         #: kube's ``ShouldRecordPluginMetrics``: this cycle's plugin calls are timed (a sample
@@ -61,6 +64,7 @@ class CycleState:
         }
         other.skip_filter_plugins = set(self.skip_filter_plugins)
         other.skip_score_plugins = set(self.skip_score_plugins)
+        other.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
         other.record_plugin_metrics = self.record_plugin_metrics
         other.signature = None  # a what-if state is never filed under the pod's signature
         return other

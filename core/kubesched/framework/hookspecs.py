@@ -186,8 +186,23 @@ def permit(state: CycleState, pod: Pod, node_name: str) -> Status | None:
 
 
 @hookspec
+def pre_bind_pre_flight(state: CycleState, pod: Pod, node_name: str) -> Status | None:
+    """At the start of the binding cycle, before Permit's wait: will this plugin's PreBind
+    have work to do for the pod (kube-scheduler's ``PreBindPreFlight``)?
+
+    ``None`` (Success): yes; ``Status.skip()``: no, and its PreBind is not called for this pod;
+    an ``Error`` fails the binding. Any other code is treated as an Error. When some PreBind
+    plugin answers Success, or the pod waits at Permit, the scheduler first writes the chosen
+    node to the pod's ``status.nominatedNodeName`` so that other components (and a restarted
+    scheduler) know where it is going (kube's ``NominatedNodeNameForExpectation``). A PreBind
+    plugin without this hook counts as Success. Must be cheap: read the cycle state only.
+    """
+
+
+@hookspec
 def pre_bind(state: CycleState, pod: Pod, node_name: str) -> Status | None:
-    """Before binding (e.g. provision a volume). A non-success fails the binding."""
+    """Before binding (e.g. provision a volume). A non-success fails the binding. Not called
+    when this plugin's :func:`pre_bind_pre_flight` returned ``Status.skip()`` for the pod."""
 
 
 @hookspec
@@ -234,5 +249,6 @@ COMPANION_HOOKS: dict[str, str] = {
     "normalize_score": "score",
     "sign_pod": "",
     "unreserve": "reserve",
+    "pre_bind_pre_flight": "preBind",
     "events_to_register": "",
 }

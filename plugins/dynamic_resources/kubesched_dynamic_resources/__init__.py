@@ -5,8 +5,10 @@ v1.37): a pod's claims (``spec.resourceClaims``, by name or through the claim a 
 generated, ``status.resourceClaimStatuses``) must exist before it is queued; claims not yet
 allocated are allocated per node by the structured allocator (:mod:`.allocator`) over the
 cluster's DeviceClasses and ResourceSlices; Reserve keeps the chosen devices in flight so the
-next pod cannot take them; PreBind writes the claim's ``status.allocation`` and
-``status.reservedFor``; PostFilter deallocates a claim that keeps the pod off every node.
+next pod cannot take them; PreBindPreFlight says Success for a pod with claims (the scheduler
+then writes its nominated node first), Skip otherwise; PreBind writes the claim's
+``status.allocation`` and ``status.reservedFor``; PostFilter deallocates a claim that keeps the
+pod off every node.
 """
 
 from __future__ import annotations
@@ -479,6 +481,12 @@ class DynamicResources:
                 continue
 
     # -- PreBind -----------------------------------------------------------------------------
+    @hookimpl
+    def pre_bind_pre_flight(self, state: CycleState) -> Status | None:
+        """Success when the pod has claims (PreBind writes or checks each one), else Skip."""
+        data: _CycleData | None = state.get(_STATE_KEY)
+        return Status.skip() if data is None else None
+
     @hookimpl
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Write each claim's allocation and add the pod to its ``reservedFor``."""

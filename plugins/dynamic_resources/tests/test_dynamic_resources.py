@@ -31,7 +31,7 @@ from kubesched_dynamic_resources import (
     DynamicResources,
 )
 
-from kubesched import ConfigError, QueueingHint, Status, hookimpl
+from kubesched import ConfigError, CycleState, QueueingHint, Status, hookimpl
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import Harness, make_scheduler
 
@@ -455,3 +455,91 @@ def test_unreserve_releases_the_devices_held_for_a_pod_that_did_not_bind():
         # The device is free again: another pod's Filter allocates it on the node.
         second = h.schedule(pod_with("p2", "b"))
         assert second.nodes[NODE_1].outcome == "feasible"
+
+
+# -- PreBindPreFlight and the nominated node (kube's NominatedNodeNameForExpectation) ------------
+def record_writes(h: Harness) -> list[tuple[str, str]]:
+    """The backend's pod-status and claim writes, in order: ``(what, name)``."""
+    writes: list[tuple[str, str]] = []
+    backend = h.backend
+    patch_pod_status, update_object = backend.patch_pod_status, backend.update_object
+
+    def patch(pod, **fields):
+        writes.append((f"nominatedNodeName={fields.get('nominated_node_name')}", pod.name))
+        return patch_pod_status(pod, **fields)
+
+    def update(kind, obj, **kwargs):
+        sub = kwargs.get("subresource") or ""
+        writes.append((f"{kind}{'/' + sub if sub else ''}", obj["metadata"]["name"]))
+        return update_object(kind, obj, **kwargs)
+
+    backend.patch_pod_status = patch  # type: ignore[method-assign]
+    backend.update_object = update  # type: ignore[method-assign]
+    return writes
+
+
+def test_a_pod_with_a_claim_is_nominated_to_its_node_before_the_claim_is_written():
+    with harness(("ResourceClaim", [claim("gpu")])) as h:
+        writes = record_writes(h)
+        h.schedule(pod_with("p", "gpu"))
+        assert writes == [
+            (f"nominatedNodeName={NODE_1}", "p"),
+            ("ResourceClaim", "gpu"),  # the finalizer
+            ("ResourceClaim/status", "gpu"),  # allocation and reservedFor
+        ]
+        assert h.backend.nominations["default/p"] == NODE_1
+        bound = h.backend.pod("default", "p")
+        # Bound: the apiserver clears the nomination, as kube-apiserver v1.37 does.
+        assert bound.node_name == NODE_1 and "nominatedNodeName" not in bound.raw["status"]
+
+
+def test_a_pod_with_a_claim_already_reserved_for_it_is_nominated_too():
+    """kube's PreBindPreFlight answers Success for any pod with claims."""
+    reserved = claim("gpu")
+    reserved["status"] = {
+        "allocation": {"devices": {"results": [result(REQ_0, DRIVER_A, POOL_1, DEVICE_1)]}},
+        "reservedFor": [{"resource": "pods", "name": "p", "uid": "uid-p"}],
+    }
+    with harness(("ResourceClaim", [reserved])) as h:
+        writes = record_writes(h)
+        h.schedule(pod_with("p", "gpu"))
+        assert h.node_of("p") == NODE_1
+        assert writes == [(f"nominatedNodeName={NODE_1}", "p")]
+
+
+def test_a_pod_without_claims_is_not_nominated():
+    with harness() as h:
+        writes = record_writes(h)
+        h.schedule(make_pod("plain").uid("uid-plain"))
+        assert h.node_of("plain") == NODE_1
+        assert writes == [] and "default/plain" not in h.backend.nominations
+
+
+def test_pre_bind_pre_flight_skips_without_claims_and_says_success_with_them():
+    with harness(("ResourceClaim", [claim("gpu")])) as h:
+        plugin = h.scheduler.frameworks["custom-scheduler"].plugins[NAME]
+        state = CycleState()
+        assert plugin.pre_filter(state, make_pod("plain").obj()).is_skip()
+        assert plugin.pre_bind_pre_flight(state).is_skip()
+        state = CycleState()
+        assert plugin.pre_filter(state, pod_with("p", "gpu").obj()) is None
+        assert plugin.pre_bind_pre_flight(state) is None
+
+
+def test_a_failed_claim_write_clears_the_nomination_it_made():
+    with harness(("ResourceClaim", [claim("gpu")])) as h:
+        writes = record_writes(h)
+        update_object = h.backend.update_object
+
+        def refuse_status(kind, obj, **kwargs):
+            if kwargs.get("subresource") == "status":
+                raise RuntimeError("the apiserver said no")
+            return update_object(kind, obj, **kwargs)
+
+        h.backend.update_object = refuse_status  # type: ignore[method-assign]
+        report = h.schedule(pod_with("p", "gpu"))
+        assert h.node_of("p") is None
+        assert writes[0] == (f"nominatedNodeName={NODE_1}", "p")
+        assert "the apiserver said no" in report.message
+        # kube's handleBindingCycleError reports the failure with clearNominatedNode.
+        assert h.backend.nominations["default/p"] == ""

@@ -6,10 +6,11 @@ bound, unbound ``Immediate`` (left to the PV controller: the pod waits) and unbo
 ``WaitForFirstConsumer``, and narrows the nodes to those local PVs pin. Filter checks, per node,
 the bound PVs' node affinity, then finds for each delay-binding claim the smallest matching
 Available PV there, or else provisioning through the class (allowed topologies, CSIStorageCapacity).
-Score (``StorageCapacityScoring``) prefers free capacity. Reserve assumes the choice; PreBind
-writes it as kube-scheduler does (the PV's ``claimRef``; the claim's
-``volume.kubernetes.io/selected-node``) and waits until the claims are bound, at most
-``bindTimeoutSeconds``.
+Score (``StorageCapacityScoring``) prefers free capacity. Reserve assumes the choice;
+PreBindPreFlight says Success while some claim is still to be bound (the scheduler then writes
+the pod's nominated node first), Skip otherwise; PreBind writes the choice as kube-scheduler
+does (the PV's ``claimRef``; the claim's ``volume.kubernetes.io/selected-node``) and waits
+until the claims are bound, at most ``bindTimeoutSeconds``.
 """
 
 from __future__ import annotations
@@ -448,6 +449,16 @@ class VolumeBinding:
             self._revert(volumes)
 
     # -- PreBind -------------------------------------------------------------------------------
+    @hookimpl
+    def pre_bind_pre_flight(self, state: CycleState, node_name: str) -> Status | None:
+        """Skip when every claim is bound already; Success when PreBind has bindings to write."""
+        data: _State | None = state.get(STATE_KEY)
+        if data is None or data.all_bound:
+            return Status.skip()
+        if node_name not in data.by_node:
+            return Status.error(f'no pod volumes found for node "{node_name}"')
+        return None
+
     @hookimpl
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Write the bindings and provisioning requests, then wait until every claim is bound

@@ -723,3 +723,64 @@ def test_the_per_cycle_plan_picks_what_find_matching_volume_picks():
             want = find_matching_volume(claim, pvs, n, excluded)
             got = plan.match(n, excluded)
             assert (got or {}).get("metadata") == (want or {}).get("metadata")
+
+
+# --- PreBindPreFlight and the nominated node (kube's NominatedNodeNameForExpectation) ---
+
+
+def record_writes(h: Harness) -> list[tuple[str, str]]:
+    """The backend's pod-status and object writes, in order: ``(what, name)``."""
+    writes: list[tuple[str, str]] = []
+    backend = h.backend
+    patch_pod_status, update_object = backend.patch_pod_status, backend.update_object
+
+    def patch(pod, **fields):
+        writes.append((f"nominatedNodeName={fields.get('nominated_node_name')}", pod.name))
+        return patch_pod_status(pod, **fields)
+
+    def update(kind, obj, **kwargs):
+        writes.append((kind, obj["metadata"]["name"]))
+        return update_object(kind, obj, **kwargs)
+
+    backend.patch_pod_status = patch  # type: ignore[method-assign]
+    backend.update_object = update  # type: ignore[method-assign]
+    return writes
+
+
+def test_a_pod_whose_claim_must_be_bound_is_nominated_before_the_pv_is_written():
+    objects = {
+        "PersistentVolume": [pv("local-a", nodes=("a",))],
+        "PersistentVolumeClaim": [pvc("data")],
+        "StorageClass": CLASSES,
+    }
+    with Harness.for_plugin(VolumeBinding, nodes=[node("a")], objects=objects) as h:
+        writes = record_writes(h)
+        h.schedule(claim_pod("web", "data"))
+        assert h.node_of("web") == "a"
+        assert writes[0] == ("nominatedNodeName=a", "web")
+        assert ("PersistentVolume", "local-a") in writes[1:]
+        assert h.backend.nominations["default/web"] == "a"
+        assert "nominatedNodeName" not in h.backend.pod("default", "web").raw.get("status", {})
+
+
+def test_a_pod_whose_claims_are_all_bound_is_not_nominated():
+    objects = {
+        "PersistentVolume": [pv("pv-a", sc=IMMEDIATE)],
+        "PersistentVolumeClaim": [pvc("data", sc=IMMEDIATE, volume="pv-a", bound=True)],
+        "StorageClass": CLASSES,
+    }
+    with Harness.for_plugin(VolumeBinding, nodes=[node("a")], objects=objects) as h:
+        writes = record_writes(h)
+        h.schedule(claim_pod("p", "data"))
+        assert h.node_of("p") == "a"
+        assert writes == [] and "default/p" not in h.backend.nominations
+
+
+def test_pre_bind_pre_flight():
+    plugin = new_plugin(VolumeBinding)
+    pod = claim_pod("p", "data")
+    assert plugin.pre_bind_pre_flight(CycleState(), "n1").is_skip()  # PreFilter disabled
+    state = CycleState()
+    assert plugin.pre_filter(state, make_pod("plain").obj()).is_skip()
+    assert plugin.reserve(state, pod, "n1") is None
+    assert plugin.pre_bind_pre_flight(state, "n1").is_skip()
