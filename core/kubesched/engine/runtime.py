@@ -28,7 +28,7 @@ from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.handle import Handle
 from kubesched.framework.helpers import MAX_NODE_SCORE, MIN_NODE_SCORE
 from kubesched.framework.nodeinfo import NodeInfo
-from kubesched.framework.registry import Registry
+from kubesched.framework.registry import HookManager, Registry
 from kubesched.framework.results import (
     NodeToStatus,
     PostFilterResult,
@@ -235,7 +235,7 @@ class Framework:
         self.handle = handle.bound_to(self)
         self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
         self.plugins: dict[str, Any] = {}
-        self._manager = pluggy.PluginManager(hookspecs.PROJECT)
+        self._manager = HookManager(hookspecs.PROJECT)
         self._manager.add_hookspecs(hookspecs)
         errors: list[FieldError] = []
         for name in profile.plugin_names():

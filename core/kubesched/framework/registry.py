@@ -14,9 +14,13 @@ from __future__ import annotations
 import difflib
 import importlib.metadata
 import inspect
+import types
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import pluggy
 
 from kubesched.errors import PluginLoadError
 from kubesched.framework import hookspecs
@@ -24,6 +28,7 @@ from kubesched.framework.hookspecs import EXTENSION_POINTS, PROJECT
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "HookManager",
     "PluginSpec",
     "Registry",
     "check_hook_names",
@@ -91,6 +96,61 @@ def extension_points_of(plugin: Any) -> list[str]:
         if member is not None and hasattr(member, _IMPL_MARK):
             points.append(point)
     return points
+
+
+_ABSENT = object()
+
+
+def _class_attribute(cls: type, name: str) -> Any:
+    """``name`` as the first class of ``cls``'s MRO defines it (``_ABSENT`` if none does)."""
+    for klass in cls.__mro__:
+        value = klass.__dict__.get(name, _ABSENT)
+        if value is not _ABSENT:
+            return value
+    return _ABSENT
+
+
+def _own_attributes(plugin: Any) -> Any:
+    """The instance's own ``__dict__``, read without running its ``__getattr__``."""
+    try:
+        own = object.__getattribute__(plugin, "__dict__")
+    except AttributeError:
+        return ()
+    return own if isinstance(own, dict) else ()
+
+
+class HookManager(pluggy.PluginManager):
+    """pluggy's manager, parsing each plugin class's hook implementations once.
+
+    ``register`` asks :meth:`parse_hookimpl_opts` about every name ``dir(plugin)`` lists, and
+    pluggy answers each with ``inspect.getattr_static``: about 90 % of building a profile, paid
+    again for every profile built (the parity suites build one per pod). For an attribute that
+    comes from the plugin's class (not set on the instance, not a slot), the answer depends only
+    on the class attribute, so it is kept per class, next to that attribute, and reused while
+    the class still holds the same object (a method replaced on the class is parsed anew).
+    """
+
+    #: class -> attribute name -> (the class attribute parsed, pluggy's answer for it).
+    _parsed: weakref.WeakKeyDictionary[type, dict[str, tuple[Any, Any]]] = (
+        weakref.WeakKeyDictionary()
+    )
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        cls = type(plugin)
+        if isinstance(plugin, (type, types.ModuleType)) or name in _own_attributes(plugin):
+            return super().parse_hookimpl_opts(plugin, name)
+        static = _class_attribute(cls, name)
+        try:
+            parsed = self._parsed.setdefault(cls, {})
+        except TypeError:  # a class that cannot be weakly referenced
+            return super().parse_hookimpl_opts(plugin, name)
+        entry = parsed.get(name)
+        if entry is not None and entry[0] is static:
+            return entry[1]
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if not isinstance(static, types.MemberDescriptorType):  # a slot's value is per instance
+            parsed[name] = (static, opts)
+        return opts
 
 
 @dataclass
