@@ -235,6 +235,7 @@ class Scheduler:
             initial_backoff_seconds=config.pod_initial_backoff_seconds,
             max_backoff_seconds=config.pod_max_backoff_seconds,
             nominator=self.nominator,
+            metrics=metrics,
         )
         self.algorithm = SchedulingAlgorithm(
             config.percentage_of_nodes_to_score,
