@@ -144,7 +144,13 @@ class _CallRunner:
         self._outcome = (True, None)
         if ok:
             return value  # type: ignore[no-any-return]
-        raise value
+        # The raised exception's traceback holds this frame, whose local would hold the
+        # exception: a reference cycle per failed call (a FitError with its Diagnosis, one per
+        # unschedulable attempt) left for the collector, which the tuned GC reaches rarely.
+        try:
+            raise value
+        finally:
+            del value
 
     def close(self) -> None:
         """Let the thread end: at once when idle, after its current call otherwise (whose
