@@ -303,3 +303,46 @@ def test_snapshot_counts_nodes_per_image_and_follows_node_changes():
     cache.remove_node(_node("a").obj())
     cache.update_snapshot(snap)
     assert (snap.image_num_nodes("nginx:1"), snap.image_num_nodes("redis:7")) == (0, 1)
+
+
+def _version_after(cache: Cache, snapshot: Snapshot, change: str) -> int:
+    name, _, images = change.partition(":")
+    if name.startswith("-"):
+        cache.remove_node(node(name[1:]))
+    else:
+        builder = make_node(name).capacity(cpu="4")
+        cache.add_node((builder.images(images) if images else builder).obj())
+    cache.update_snapshot(snapshot)
+    return snapshot.images_version
+
+
+@pytest.mark.parametrize(
+    ("changes", "census_changes"),
+    [
+        (["churn", "-churn"], [False, False]),
+        (["churn:nginx:1", "-churn"], [True, True]),
+        (["imaged:nginx:1", "churn", "-churn"], [True, True, True]),
+        (["imaged:nginx:1", "-imaged", "churn"], [True, True, False]),
+    ],
+    ids=[
+        "nodes without images come and go: no census change",
+        "a node with images comes and goes",
+        "with images on some node, any node changes their spread",
+        "once no node has images again, churn changes nothing",
+    ],
+)
+def test_the_image_census_changes_only_when_it_can(
+    changes: list[str], census_changes: list[bool]
+) -> None:
+    """ImageLocality signs pods with ``images_version``: a version bumped by every node added or
+    deleted (SchedulingWithMixedChurn's nodes, which list no images) turned off the reuse of
+    Filter results for every pod after each churn tick."""
+    cache = cache_with("a", "b")
+    snapshot = snap(cache)
+    version = snapshot.images_version
+    seen = []
+    for change in changes:
+        now = _version_after(cache, snapshot, change)
+        seen.append(now != version)
+        version = now
+    assert seen == census_changes

@@ -33,6 +33,7 @@ from kubesched import (
     hookimpl,
 )
 from kubesched.config import PluginRef, Profile
+from kubesched.engine.metrics import SchedulerMetrics
 from kubesched.engine.queue import DEFAULT_MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
 from kubesched.engine.runtime import Framework
 from kubesched.framework.registry import Registry
@@ -749,3 +750,37 @@ def test_an_update_of_one_pod_during_cycles_does_not_move_another_in_flight_pod(
     queue.requeue_after_failure(info_second, {GATE})
     queue.requeue_after_failure(info_first, {GATE})
     assert [i.pod.name for i in queue.parked()] == ["second"]
+
+
+def test_pods_entering_each_queue_are_counted_with_kubes_labels(clock: FakeClock) -> None:
+    """``scheduler_queue_incoming_pods_total{queue, event}``, as kube-scheduler counts it."""
+    metrics = SchedulerMetrics()
+    queue = SchedulingQueue({PROFILE: framework()}, clock=clock, metrics=metrics)
+
+    def incoming() -> dict[tuple[str, str], float]:
+        return {
+            (s.labels["queue"], s.labels["event"]): s.value
+            for family in metrics.registry.collect()
+            if family.name == "scheduler_queue_incoming_pods"
+            for s in family.samples
+            if s.name.endswith("_total")
+        }
+
+    queue.add(pod("p"))
+    attempt_and_reject(queue, "p", {NODE_FILTER})
+    queue.move_on_event(NODE_ADD, None, ok_node())  # backoff of 1 s still running
+    clock.advance(2)
+    queue.flush()
+    attempt_and_reject(queue, "p", {NODE_FILTER})
+    clock.advance(DEFAULT_MAX_UNSCHEDULABLE_SECONDS)
+    queue.flush()
+    attempt_and_reject(queue, "p", {NODE_FILTER})
+    queue.activate([pod("p")])
+    assert incoming() == {
+        ("active", "PodAdd"): 1,
+        ("unschedulable", "ScheduleAttemptFailure"): 3,
+        ("backoff", "NodeAdd"): 1,
+        ("active", "BackoffComplete"): 1,
+        ("active", "UnschedulableTimeout"): 1,
+        ("active", "ForceActivate"): 1,
+    }

@@ -14,7 +14,7 @@ import pytest
 
 from kubesched import InMemoryBackend, Pod
 from kubesched.backends.kube.backend import KubernetesBackend
-from kubesched.backends.kube.recorder import EventRecorder
+from kubesched.backends.kube.recorder import MAX_TRACKED, EventRecorder
 from kubesched.backends.kube.transport import ApiError
 from kubesched.testing.builders import make_pod
 
@@ -255,5 +255,24 @@ def test_the_overall_cap_is_off_unless_asked_for(qps: float, written: int) -> No
             recorder.record(pod, "Normal", "Scheduled", "Binding", "assigned", "s")
         recorder.flush()
         assert len(posted(transport)) == written
+    finally:
+        recorder.stop()
+
+
+def test_what_is_kept_is_bounded_by_count_under_churn() -> None:
+    """SchedulingWithMixedChurn: every tick a new pod fails once and is deleted. Its series and
+    spam bucket would otherwise be kept for minutes each; past client-go's 4,096 objects the
+    oldest go, and each series keeps its event encoded, not as a body."""
+    transport = SlowTransport()
+    recorder = EventRecorder(transport)  # type: ignore[arg-type]
+    try:
+        for i, pod in enumerate(pods(12_000, "churn")):
+            note = f"0/1001 nodes are available: 1 Too many pods, 1000 Insufficient cpu. ({i})"
+            recorder.record(pod, "Warning", "FailedScheduling", "Scheduling", note, "s")
+        recorder.flush(timeout=10)
+        assert len(posted(transport)) == 12_000, "every pod's first event is written"
+        assert len(recorder._series) <= MAX_TRACKED
+        assert len(recorder._spam._buckets) <= MAX_TRACKED
+        assert all(not hasattr(series, "body") for series in recorder._series.values())
     finally:
         recorder.stop()

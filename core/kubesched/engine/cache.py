@@ -35,6 +35,10 @@ class Cache:
         self._membership_changed = True
         self._images_changed = True
         self._images_snapshot: Snapshot | None = None
+        #: Nodes whose ``status.images`` lists something. While there is none the image census
+        #: is empty whatever nodes come and go, so adding or deleting a node without images
+        #: leaves it (and ImageLocality's signature, which results are reused by) as it was.
+        self._nodes_with_images = 0
         #: The snapshot the dirty set is relative to; any other one is rebuilt in full.
         self._last_snapshot: Snapshot | None = None
 
@@ -42,16 +46,17 @@ class Cache:
     def add_node(self, node: Node) -> None:
         with self._lock:
             info = self._nodes.get(node.name)
+            old = info.node if info is not None else None
             if info is None:
                 info = self._nodes[node.name] = NodeInfo(node)
                 self._membership_changed = True
-                self._images_changed = True
             else:
-                if info.node is None:
+                if old is None:
                     self._membership_changed = True
-                if info.node is None or info.node.images != node.images:
-                    self._images_changed = True
                 info.set_node(node)
+            self._nodes_with_images += bool(node.images) - bool(old is not None and old.images)
+            if old is None or old.images != node.images:
+                self._census_may_change(node)
             self._dirty.add(node.name)
 
     update_node = add_node
@@ -63,13 +68,22 @@ class Cache:
                 return
             # Pods still bound to a deleted node keep counting until they are deleted
             # (kube-scheduler keeps such a "ghost" NodeInfo); the node itself is gone.
+            gone = info.node
             if info.pods:
                 info.set_node(None)
             else:
                 del self._nodes[node.name]
             self._membership_changed = True
-            self._images_changed = True
+            if gone is not None:
+                self._nodes_with_images -= bool(gone.images)
+                self._census_may_change(gone)
             self._dirty.add(node.name)
+
+    def _census_may_change(self, node: Node) -> None:
+        """``node`` came, went or changed its images: the census changes when it lists images,
+        or when other nodes do (their spread is a share of all nodes)."""
+        if node.images or self._nodes_with_images:
+            self._images_changed = True
 
     def node_names(self) -> list[str]:
         with self._lock:

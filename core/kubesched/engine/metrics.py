@@ -22,6 +22,7 @@ from typing import Any
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.framework.status import Code
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "PLUGIN_METRICS_SAMPLE_PERCENT",
     "STATUS_LABELS",
     "SchedulerMetrics",
+    "event_label",
     "exponential_buckets",
     "status_label",
 ]
@@ -51,6 +53,43 @@ PLUGIN_BUFFER_SIZE = 1000
 
 #: kube-scheduler's ``Code.String()``: the ``status`` label values.
 STATUS_LABELS: Mapping[Code, str] = {code: code.kube_name for code in Code}
+
+
+#: kube-scheduler's ``event`` labels of ``scheduler_queue_incoming_pods_total`` for what is not a
+#: cluster event: a new pod, a failed attempt, an ended backoff, ``Activate``, and the pool's
+#: time limit.
+INCOMING_POD_ADD = "PodAdd"
+INCOMING_SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
+INCOMING_BACKOFF_COMPLETE = "BackoffComplete"
+INCOMING_FORCE_ACTIVATE = "ForceActivate"
+INCOMING_UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
+
+#: kube's resource names where ours differ (its ``unschedulablePod``).
+_RESOURCE_LABELS = {EventResource.UNSCHEDULED_POD: "UnschedulablePod"}
+_ACTION_LABELS: dict[ActionType, str] = {
+    ActionType.ALL: "All",
+    ActionType.UPDATE: "Update",
+    ActionType.UPDATE_OBJECT: "Update",
+}
+
+
+def _action_label(action: ActionType) -> str:
+    known = _ACTION_LABELS.get(action)
+    if known is not None:
+        return known
+    # UPDATE_NODE_LABEL -> UpdateNodeLabel; several actions joined by "|", as kube's String().
+    return "|".join(
+        "".join(word.capitalize() for word in (flag.name or "").split("_"))
+        for flag in ActionType
+        if flag in action and flag.value.bit_count() == 1
+    )
+
+
+def event_label(event: ClusterEvent) -> str:
+    """kube's ``ClusterEvent.Label()``: the resource then the action (``NodeAdd``,
+    ``AssignedPodDelete``, ``NodeUpdateNodeTaint``)."""
+    resource = _RESOURCE_LABELS.get(event.resource, event.resource.value)
+    return f"{resource}{_action_label(event.action)}"
 
 
 def status_label(code: Code | None) -> str:
@@ -133,6 +172,12 @@ class SchedulerMetrics:
             buckets=exponential_buckets(0.001, 2, 15),
             registry=registry,
         )
+        self._queue_incoming = Counter(
+            "scheduler_queue_incoming_pods",
+            "[STABLE] Number of pods added to scheduling queues by event and queue type.",
+            ("queue", "event"),
+            registry=registry,
+        )
         self._leader = Gauge(
             "leader_election_master_status",
             "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 "
@@ -197,6 +242,11 @@ class SchedulerMetrics:
             histogram, child_of = self._plugin_duration, self._child
             for plugin, point, status, seconds in buffered:
                 child_of(histogram, (plugin, point, status)).observe(seconds)
+
+    def queue_incoming(self, queue: str, event: str) -> None:
+        """A pod entered ``queue`` (``active``, ``backoff``, ``unschedulable``) because of
+        ``event``: ``scheduler_queue_incoming_pods_total``."""
+        self._child(self._queue_incoming, (queue, event)).inc()
 
     def set_pending(self, counts: Mapping[str, int]) -> None:
         """``scheduler_pending_pods`` for each queue in ``counts``; other queues keep theirs."""

@@ -28,6 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.api.objects import Pod
 from kubesched.engine.extender import EXTENDER_NAME
+from kubesched.engine.metrics import (
+    INCOMING_BACKOFF_COMPLETE,
+    INCOMING_FORCE_ACTIVATE,
+    INCOMING_POD_ADD,
+    INCOMING_SCHEDULE_ATTEMPT_FAILURE,
+    INCOMING_UNSCHEDULABLE_TIMEOUT,
+    SchedulerMetrics,
+    event_label,
+)
 from kubesched.engine.nominator import Nominator
 from kubesched.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from kubesched.framework.results import QueuedPodInfo
@@ -100,9 +109,11 @@ class SchedulingQueue:
         max_backoff_seconds: float = 10.0,
         max_unschedulable_seconds: float = DEFAULT_MAX_UNSCHEDULABLE_SECONDS,
         nominator: Nominator | None = None,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         """``nominator``: where nominated pods are kept (the scheduler passes the one its
-        profiles' handles read); a new one when left out."""
+        profiles' handles read); a new one when left out. ``metrics``: where pods entering
+        activeQ, backoffQ and the pool are counted (``scheduler_queue_incoming_pods_total``)."""
         self._frameworks = frameworks
         first = next(iter(frameworks.values()), None)
         self._less = first.less if first is not None else (lambda a, b: a.timestamp < b.timestamp)
@@ -131,6 +142,7 @@ class SchedulingQueue:
         self.scheduling_cycle = 0
         #: Pods nominated to nodes by preemption (read by Filter through the handle).
         self.nominator = nominator if nominator is not None else Nominator()
+        self._metrics = metrics
 
     # -- entering the queue ----------------------------------------------------------------------
     def add(self, pod: Pod) -> None:
@@ -146,7 +158,7 @@ class SchedulingQueue:
                 return
             now = self.clock()
             info = QueuedPodInfo(pod, timestamp=now, initial_attempt_timestamp=now)
-            self._enqueue_checked(info)
+            self._enqueue_checked(info, INCOMING_POD_ADD)
 
     def _knows(self, uid: str) -> bool:
         return (
@@ -156,8 +168,13 @@ class SchedulingQueue:
             or uid in self._in_flight
         )
 
-    def _enqueue_checked(self, info: QueuedPodInfo) -> None:
-        """Run PreEnqueue; park the pod gated, or push it to activeQ."""
+    def _incoming(self, queue: str, event: str) -> None:
+        if self._metrics is not None:
+            self._metrics.queue_incoming(queue, event)
+
+    def _enqueue_checked(self, info: QueuedPodInfo, event: str) -> None:
+        """Run PreEnqueue; park the pod gated, or push it to activeQ (``event``: why it came,
+        kube's label for ``scheduler_queue_incoming_pods_total``)."""
         framework = self._frameworks.get(info.pod.scheduler_name)
         status = framework.run_pre_enqueue(info.pod) if framework is not None else None
         if status is not None and not status.is_success():
@@ -167,10 +184,12 @@ class SchedulingQueue:
             info.unschedulable_plugins.add(info.gating_plugin)
             info.gating_message = status.message()
             self._unschedulable[info.pod.uid] = (info, self.clock())
+            self._incoming("unschedulable", event)
             log.debug("pod %s gated by %s: %s", info.pod.key, status.plugin, status.message())
             return
         info.gating_plugin = ""
         self._push_active(info)
+        self._incoming("active", event)
 
     def _push_active(self, info: QueuedPodInfo, seq: int | None = None) -> None:
         entry = _ActiveEntry(info, self._less, next(self._seq) if seq is None else seq)
@@ -263,9 +282,10 @@ class SchedulingQueue:
                     if not e.target_uid or e.target_uid == uid
                 )
             ):
-                self._to_backoff_or_active(info)
+                self._to_backoff_or_active(info, INCOMING_SCHEDULE_ATTEMPT_FAILURE)
             else:
                 self._unschedulable[uid] = (info, self.clock())
+                self._incoming("unschedulable", INCOMING_SCHEDULE_ATTEMPT_FAILURE)
 
     def done(self, uid: str) -> None:
         """The pod's cycle ended with it assumed (or dropped): stop tracking it."""
@@ -352,8 +372,9 @@ class SchedulingQueue:
                 and (not info.gating_plugin or self._gate_registered(info, event))
                 and self._worth_requeuing(info, event, old, new)
             ]
+            label = event_label(event) if moved else ""
             for info in moved:
-                self._move_out_of_pool(info)
+                self._move_out_of_pool(info, label)
             return len(moved)
 
     def activate(self, pods: Iterable[Pod]) -> int:
@@ -376,28 +397,29 @@ class SchedulingQueue:
                             self._log.append(_LoggedEvent(_FORCE_ACTIVATE, None, pod, uid))
                         continue
                     info = backing_off  # its heap entry is skipped once the map forgets it
-                self._enqueue_checked(info)
+                self._enqueue_checked(info, INCOMING_FORCE_ACTIVATE)
                 if uid in self._active_by_uid:
                     moved += 1
                 elif parked is not None:  # gated again: its time in the pool goes on
                     self._unschedulable[uid] = (info, parked[1])
         return moved
 
-    def _move_out_of_pool(self, info: QueuedPodInfo) -> None:
+    def _move_out_of_pool(self, info: QueuedPodInfo, event: str) -> None:
         del self._unschedulable[info.pod.uid]
         if info.gating_plugin:
-            self._enqueue_checked(info)
+            self._enqueue_checked(info, event)
         else:
-            self._to_backoff_or_active(info)
+            self._to_backoff_or_active(info, event)
 
-    def _to_backoff_or_active(self, info: QueuedPodInfo) -> None:
+    def _to_backoff_or_active(self, info: QueuedPodInfo, event: str) -> None:
         expiry = info.timestamp + self.backoff_seconds(info)
         if info.attempts and expiry > self.clock():
             self._backoff_by_uid[info.pod.uid] = info
             heapq.heappush(self._backoff, (expiry, next(self._seq), info.pod.uid))
+            self._incoming("backoff", event)
             self._cond.notify()
         else:
-            self._enqueue_checked(info)
+            self._enqueue_checked(info, event)
 
     def _flush_backoff_locked(self) -> None:
         now = self.clock()
@@ -409,7 +431,8 @@ class SchedulingQueue:
             if info.timestamp + self.backoff_seconds(info) > now:
                 continue  # left by an earlier stay of a pod deleted and added again
             del self._backoff_by_uid[uid]
-            self._enqueue_checked(info)  # PreEnqueue runs whenever a pod enters activeQ
+            # PreEnqueue runs whenever a pod enters activeQ
+            self._enqueue_checked(info, INCOMING_BACKOFF_COMPLETE)
 
     def flush(self) -> None:
         """Backoff ended: to activeQ. In the pool past the limit: out (to backoff or activeQ)."""
@@ -422,7 +445,7 @@ class SchedulingQueue:
                 if now - since >= self.max_unschedulable
             ]
             for info in stale:
-                self._move_out_of_pool(info)
+                self._move_out_of_pool(info, INCOMING_UNSCHEDULABLE_TIMEOUT)
 
     # -- pending pods that change or go away -----------------------------------------------------
     def _replace_pod(self, pod: Pod) -> QueuedPodInfo | None:
@@ -462,7 +485,7 @@ class SchedulingQueue:
                 return
             parked = self._replace_pod(new)
             if parked is not None and self._worth_requeuing(parked, event, old, new):
-                self._move_out_of_pool(parked)
+                self._move_out_of_pool(parked, event_label(event))
 
     def delete(self, pod: Pod) -> None:
         self.nominator.remove(pod)

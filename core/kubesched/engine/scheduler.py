@@ -150,7 +150,13 @@ class _CallRunner:
         self._outcome = (True, None)
         if ok:
             return value  # type: ignore[no-any-return]
-        raise value
+        # The raised exception's traceback holds this frame, whose local would hold the
+        # exception: a reference cycle per failed call (a FitError with its Diagnosis, one per
+        # unschedulable attempt) left for the collector, which the tuned GC reaches rarely.
+        try:
+            raise value
+        finally:
+            del value
 
     def close(self) -> None:
         """Let the thread end: at once when idle, after its current call otherwise (whose
@@ -243,6 +249,7 @@ class Scheduler:
             initial_backoff_seconds=config.pod_initial_backoff_seconds,
             max_backoff_seconds=config.pod_max_backoff_seconds,
             nominator=self.nominator,
+            metrics=metrics,
         )
         self.algorithm = SchedulingAlgorithm(
             config.percentage_of_nodes_to_score,

@@ -17,6 +17,11 @@ The semantics are client-go's ``tools/events`` broadcaster, the one kube-schedul
 - a spam filter per regarding object (client-go ``tools/record``'s defaults: a burst of 25 new
   events, then one every 5 minutes) keeps one pod that fails in many different ways from flooding
   the API; it never delays another object's events;
+- what is kept is bounded by count, not only by time: at most :data:`MAX_TRACKED` series and as
+  many spam-filter buckets (client-go's ``maxLruCacheEntries``), each series holding only what
+  its patch and a re-creation need (the event's name, namespace and encoded body, its counts).
+  Under churn every new pod that fails opens a series; a bound by time alone (6 minutes) lets
+  them pile up;
 - the queue in front of the writers is bounded: an event that does not fit is dropped, counted in
   :attr:`EventRecorder.dropped` and logged (at most once every 10 seconds);
 - an overall cap (``qps``) exists only when asked for, and is off by default.
@@ -24,6 +29,7 @@ The semantics are client-go's ``tools/events`` broadcaster, the one kube-schedul
 
 from __future__ import annotations
 
+import json
 import logging
 import queue
 import socket
@@ -47,6 +53,9 @@ log = logging.getLogger(__name__)
 #: client-go ``tools/record``'s spam filter: 25 events at once per object, then one per 5 minutes.
 SPAM_BURST = 25
 SPAM_REFILL_SECONDS = 300.0
+#: client-go ``tools/record``'s ``maxLruCacheEntries``: objects the spam filter tracks, and (here)
+#: event series kept at once.
+MAX_TRACKED = 4096
 
 
 def _now() -> str:
@@ -69,11 +78,16 @@ def _reference(pod: Pod) -> dict[str, str]:
 _Key = tuple[str, str, str, str, str, str]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Series:
-    """One event written (or being written) and how often it recurred since."""
+    """One event written (or being written) and how often it recurred since.
 
-    body: dict[str, Any]
+    The body is kept encoded (a third of the dict's size): only a re-creation after the event
+    expired on the server reads it again."""
+
+    name: str
+    namespace: str
+    encoded: bytes
     count: int = 1
     last_observed: float = field(default_factory=time.monotonic)
     #: The count the apiserver was last told (1: the event as created).
@@ -81,12 +95,18 @@ class _Series:
     last_refresh: float = field(default_factory=time.monotonic)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Write:
-    """What a writer thread sends: a new event (``create``) or a series count (a patch)."""
+    """What a writer thread sends: a new event (``body``) or a series count (a patch)."""
 
     series: _Series
-    create: bool
+    body: dict[str, Any] | None = None
+
+    @staticmethod
+    def new(body: dict[str, Any]) -> _Write:
+        encoded = json.dumps(body, separators=(",", ":")).encode()
+        meta = body["metadata"]
+        return _Write(_Series(meta["name"], meta["namespace"], encoded), body)
 
 
 class _SpamFilter:
@@ -94,7 +114,7 @@ class _SpamFilter:
     ``EventSourceObjectSpamFilter``), kept in a bounded cache: an object unseen for as long as
     its bucket takes to fill again is forgotten, which is the same as a full bucket."""
 
-    def __init__(self, burst: int, refill_seconds: float, max_objects: int = 16_384) -> None:
+    def __init__(self, burst: int, refill_seconds: float, max_objects: int = MAX_TRACKED) -> None:
         self.burst = burst
         self.refill_seconds = refill_seconds
         ttl = max(burst * refill_seconds, 1.0)
@@ -127,7 +147,7 @@ class EventRecorder:
         series_finish_seconds: float = 360.0,
         series_refresh_seconds: float = 1800.0,
         max_queue: int = 10_000,
-        max_series: int = 50_000,
+        max_series: int = MAX_TRACKED,
         guard: Callable[[], bool] | None = None,
     ) -> None:
         """``qps`` > 0 caps event writes overall (off by default, as in client-go);
@@ -185,18 +205,18 @@ class EventRecorder:
                 series.last_observed = now
                 if series.count != 2:
                     return  # written when the series is refreshed or ends
-                write = _Write(series, create=False)
+                write = _Write(series)
             else:
                 if not self._spam.allow(pod.uid, now) or not self._take_overall():
                     self._drop("the spam filter or the overall cap refused it")
                     return
-                series = _Series(self._body(pod, event_type, reason, action, note, controller))
+                body = self._body(pod, event_type, reason, action, note, controller)
                 if related is not None:
-                    series.body["related"] = _reference(related)
+                    body["related"] = _reference(related)
                 if len(self._series) >= self.max_series:
                     self._forget_oldest()
-                self._series[key] = series
-                write = _Write(series, create=True)
+                write = _Write.new(body)
+                self._series[key] = write.series
         try:
             self._queue.put_nowait(write)
         except queue.Full:
@@ -281,11 +301,9 @@ class EventRecorder:
 
     def _send(self, write: _Write) -> None:
         series = write.series
-        body = series.body
-        namespace = body["metadata"]["namespace"]
-        path = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
-        if write.create:
-            self.transport.request("POST", path, body=body, guard=self.guard)
+        path = f"/apis/events.k8s.io/v1/namespaces/{series.namespace}/events"
+        if write.body is not None:
+            self.transport.request("POST", path, body=write.body, guard=self.guard)
             self.written += 1
             return
         with self._lock:
@@ -296,7 +314,7 @@ class EventRecorder:
         try:
             self.transport.request(
                 "PATCH",
-                f"{path}/{body['metadata']['name']}",
+                f"{path}/{series.name}",
                 body=patch,
                 content_type="application/merge-patch+json",
                 guard=self.guard,
@@ -305,7 +323,8 @@ class EventRecorder:
             if exc.status != 404:
                 raise
             # The event expired on the server: write it anew with its series, as client-go does.
-            self.transport.request("POST", path, body={**body, **patch}, guard=self.guard)
+            body = {**json.loads(series.encoded), **patch}
+            self.transport.request("POST", path, body=body, guard=self.guard)
         self.patched += 1
 
     def _tend_series(self) -> None:
@@ -324,6 +343,6 @@ class EventRecorder:
                         del self._series[key]
             for series in due:
                 try:
-                    self._queue.put_nowait(_Write(series, create=False))
+                    self._queue.put_nowait(_Write(series))
                 except queue.Full:
                     self._drop("the event queue is full")
