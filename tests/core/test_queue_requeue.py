@@ -384,6 +384,30 @@ def test_a_gated_pod_never_tried_asks_only_its_gate(queue: SchedulingQueue) -> N
     assert queue.pending() == places(queue, gated=1)
 
 
+def test_a_pod_its_gate_still_holds_asks_no_hint_and_keeps_its_time_in_the_pool(
+    queue: SchedulingQueue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Preemptors waiting for their victims all registered an assigned pod's deletion: each
+    deletion asks each one's gate once, and no hint of a pod the gate still holds."""
+    gated_after_rejection(queue, {POD_FILTER})
+    hints: list[str] = []
+    real = SchedulingQueue._worth_requeuing
+
+    def counting(self, info, event, old, new):  # type: ignore[no-untyped-def]
+        hints.append(info.pod.name)
+        return real(self, info, event, old, new)
+
+    monkeypatch.setattr(SchedulingQueue, "_worth_requeuing", counting)
+    queue.clock.now += DEFAULT_MAX_UNSCHEDULABLE_SECONDS - 1  # type: ignore[attr-defined]
+    for _ in range(3):
+        assert queue.move_on_event(ASSIGNED_POD_DELETE, None, None) == 0
+    assert hints == []
+    queue.clock.now += 1  # type: ignore[attr-defined]  # its time in the pool ran on
+    HOLD_STATE["on"] = False
+    queue.flush()
+    assert queue.pending() == places(queue, active=1)
+
+
 # -- activate ------------------------------------------------------------------------------------
 
 

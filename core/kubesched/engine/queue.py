@@ -357,6 +357,20 @@ class SchedulingQueue:
         registered = self._events.get(info.pod.scheduler_name, {})
         return any(entry.event.matches(event) for entry in registered.get(info.gating_plugin, ()))
 
+    def _gate_may_lift(self, info: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """Whether ``event`` may let the gated ``info`` through: its gating plugin registered
+        the event and no longer refuses the pod. Asked before any hint, so that an event
+        every gated pod registered (an assigned pod's deletion, while preemptors wait for
+        their victims) costs one PreEnqueue call per pod still gated, not every hint and the
+        whole PreEnqueue chain; a pod its gating plugin still refuses stays, its time in the
+        pool going on."""
+        if not self._gate_registered(info, event):
+            return False
+        framework = self._frameworks.get(info.pod.scheduler_name)
+        return framework is None or not framework.pre_enqueue_still_gates(
+            info.gating_plugin, info.pod
+        )
+
     def move_on_event(
         self, event: ClusterEvent, old: Any = None, new: Any = None, *, skip_uid: str = ""
     ) -> int:
@@ -369,7 +383,7 @@ class SchedulingQueue:
                 info
                 for info, _ in self._unschedulable.values()
                 if info.pod.uid != skip_uid
-                and (not info.gating_plugin or self._gate_registered(info, event))
+                and (not info.gating_plugin or self._gate_may_lift(info, event))
                 and self._worth_requeuing(info, event, old, new)
             ]
             label = event_label(event) if moved else ""

@@ -549,6 +549,21 @@ class Framework:
                 return status
         return Status.success()
 
+    def pre_enqueue_still_gates(self, plugin: str, pod: Pod) -> bool:
+        """Whether ``plugin``'s PreEnqueue still refuses ``pod`` (False when the plugin is not
+        at PreEnqueue or raises: the whole chain then decides). The queue asks this of a gated
+        pod's gating plugin before anything else an event would cost: while it refuses, the
+        pod cannot leave the pool whatever the other plugins say."""
+        for c in self._calls["pre_enqueue"]:
+            if c.plugin != plugin:
+                continue
+            try:
+                status = self._status(c.call(pod), c.plugin, "PreEnqueue")
+            except Exception:
+                return False
+            return not status.is_success()
+        return False
+
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         calls = self._calls["queue_sort_less"]
         if not calls:  # no QueueSort plugin: first come, first served

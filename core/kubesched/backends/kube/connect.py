@@ -38,9 +38,9 @@ SERVICEACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 #: exercising the in-cluster path outside a pod.
 SERVICEACCOUNT_DIR_ENV = "KUBESCHED_SERVICEACCOUNT_DIR"
 #: Connections kept open to the apiserver. The client's default (5 per core) is smaller than the
-#: threads that talk at once (16 binding workers, 4 status writers, the event recorder, the
+#: threads that talk at once (16 binding workers, 4 status writers, 8 event writers, the
 #: watches): connections were dropped and TLS handshakes redone under load.
-CONNECTION_POOL_SIZE = 32
+CONNECTION_POOL_SIZE = 48
 
 
 class TokenFile:

@@ -139,7 +139,7 @@ class EventRecorder:
         self,
         transport: Transport,
         *,
-        writers: int = 4,
+        writers: int = 8,
         qps: float = 0.0,
         burst: int = 50,
         spam_burst: int = SPAM_BURST,
