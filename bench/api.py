@@ -78,6 +78,10 @@ class RunResult:
     #: Of ``writes``, those about the measured pods (runs with churned pods only): see
     #: :func:`bench.measure.measured_writes`. The rest are the churned pods'.
     measured_writes: dict[str, float] = field(default_factory=dict)
+    #: Backlog runs: the contender's ready (caches synced, every pod waiting) → its last
+    #: binding. The time before its first binding counts too: a scheduler that decides many
+    #: pods before binding any (asynchronous preemption) has a short first → last window.
+    ready_to_last_seconds: float | None = None
 
     @property
     def complete(self) -> bool:
@@ -188,6 +192,7 @@ def run_once(
     api_pids = cluster.apiserver_cpu_pids()
     running: Running | None = None
     created: tuple[float, float] | None = None
+    ready_at = 0.0
     churn: Churn | None = None
     sampler: RssSampler | None = None
     after: list[float] = []
@@ -203,6 +208,7 @@ def run_once(
             churn = Churn(case.workload.churn, cluster.transport, cluster.namespace, name, run)
             churn.start()
         before, api_before = proc_sample(running.pid), _cpu(api_pids)
+        ready_at = time.monotonic()
         if case.arrival == "burst":
             created = cluster.create_pods(pods)
         watch.wait_bound(len(pods), timeout)
@@ -251,6 +257,9 @@ def run_once(
         p50 = p99 = created_rate = None
         count = max(len(bound) - 1, 0)  # the first binding opens the window
     seconds = (bound[-1] - start) if bound else 0.0
+    ready_to_last = (
+        bound[-1] - ready_at if case.arrival == "backlog" and bound and ready_at else None
+    )
     return RunResult(
         contender=contender,
         round=round_index,
@@ -274,6 +283,7 @@ def run_once(
         rss_after_samples=[round(v, 1) for v in after],
         churn_ticks=churn.ticks if churn else 0,
         measured_writes=measured,
+        ready_to_last_seconds=ready_to_last,
     )
 
 

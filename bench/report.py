@@ -366,6 +366,18 @@ def _case_lines(case: CaseResult) -> list[str]:
             + ", ".join(growth)
             + ".",
         ]
+    from_ready = [
+        f"{label} {seconds:.2f} s ({(case.pods / seconds):.0f} pods/s)"
+        for contender, label in CONTENDER_NAMES.items()
+        if (seconds := case.median(contender, lambda r: r.ready_to_last_seconds))
+    ]
+    if from_ready:
+        lines += [
+            "",
+            "From the contender's ready (every pod waiting) to its last binding (medians): "
+            + ", ".join(from_ready)
+            + ".",
+        ]
     flagged = unequal_work(case, "kubesched", "reference")
     if flagged:
         lines += ["", f"**Not comparable** ({flagged}): read no ratio of this case."]

@@ -321,3 +321,20 @@ def test_the_watch_counts_status_writes_and_the_measured_pods_writes() -> None:
         watch.seen(pod, 0.0)
     assert watch.status_writes == {"pre-1": 2}
     assert measured_writes(watch, {"pod-1": 1, "pre-1": 2}) == {"bindings": 1.0, "events": 1.0}
+
+
+def test_backlog_cases_say_how_long_from_ready_to_the_last_binding() -> None:
+    """A scheduler that preempts for every pod before binding any has a short first → last
+    window; the time from its ready counts what came before its first binding too."""
+    ours, theirs = _run("kubesched", 40.0), _run("reference", 300.0)
+    ours.ready_to_last_seconds, theirs.ready_to_last_seconds = 5.0, 4.0
+    report = render(
+        Conditions("python -m bench run", "2026-12-02", "m", "1", "1", "s", 1),
+        [_case("PreemptionBasic", "backlog", ours, theirs)],
+        [],
+        None,
+    )
+    assert (
+        "From the contender's ready (every pod waiting) to its last binding (medians): "
+        "kube-scheduler 4.00 s (250 pods/s), kubesched 5.00 s (200 pods/s)." in report
+    )
