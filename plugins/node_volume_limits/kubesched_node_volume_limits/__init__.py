@@ -68,6 +68,13 @@ def _migration_on(csi_node: Mapping[str, Any] | None, plugin: str) -> bool:
     return plugin in {p.strip() for p in str(listed).split(",")}
 
 
+def _migrated_plugins(csi_node: Mapping[str, Any] | None) -> str | None:
+    """What of a CSINode decides how a pod's volumes count there (:func:`_migration_on`)."""
+    if csi_node is None:
+        return None
+    return str((meta(csi_node).get("annotations") or {}).get(ANN_MIGRATED_PLUGINS) or "")
+
+
 def _in_tree(source_holder: Mapping[str, Any]) -> tuple[str, str, str] | None:
     """``(plugin, driver, handle)`` of an in-tree migratable source in a volume or PV spec."""
     for field, (plugin, driver, key) in IN_TREE_DRIVERS.items():
@@ -99,6 +106,10 @@ class _Lookup:
         self._classes: dict[str, Mapping[str, Any]] | None = None
         self._csi_nodes: dict[str, Mapping[str, Any]] | None = None
         self._attachments: list[Mapping[str, Any]] | None = None
+        #: (pod UID, the CSINode's migrated plugins) -> the pod's own counted volumes (or the
+        #: rejection): all the pod's volumes depend on of a node, worked out once per cycle
+        #: rather than at each of the hundreds of nodes Filter visits.
+        self.own_volumes: dict[tuple[str, str | None], tuple[Status | None, dict[str, str]]] = {}
 
     def csi_node(self, name: str) -> Mapping[str, Any] | None:
         if self._csi_nodes is None:
@@ -258,12 +269,20 @@ class NodeVolumeLimits:
             return None
         lookup = state.get(STATE_KEY) or _Lookup(self)
         csi_node = lookup.csi_node(node_info.name)
-        new_volumes: dict[str, str] = {}
-        problem = self._attachable(lookup, pod, csi_node, True, new_volumes)
+        key = (pod.uid, _migrated_plugins(csi_node))
+        own = lookup.own_volumes.get(key)
+        if own is None:
+            found: dict[str, str] = {}
+            own = lookup.own_volumes[key] = (
+                self._attachable(lookup, pod, csi_node, True, found),
+                found,
+            )
+        problem, counted = own
         if problem is not None:
             return problem
-        if not new_volumes:
+        if not counted:
             return None
+        new_volumes = dict(counted)  # a volume shared with a pod there is dropped below
         limits = _limits(csi_node)
         if not limits:
             return None

@@ -353,3 +353,27 @@ def test_in_a_profile_a_full_node_is_avoided():
         report = h.schedule(with_claims("b", "csi-1"))
         assert report.message == f"0/2 nodes are available: 2 {REASON_MAX_VOLUME_COUNT}."
         assert NAME == "NodeVolumeLimits"
+
+
+def test_one_cycle_counts_the_pods_volumes_per_node_by_its_migration() -> None:
+    """The pod's own volumes are worked out once per cycle and kind of CSINode: an in-tree
+    volume counts on the node whose CSINode says its plugin migrated, not on the other."""
+    migrated = csi_node({GCE: 1}, "kubernetes.io/gce-pd")
+    plain = csi_node({GCE: 1})
+    plain["metadata"]["name"] = "n2"
+    objects = {
+        "PersistentVolume": PVS,
+        "PersistentVolumeClaim": PVCS,
+        "StorageClass": CLASSES,
+        "CSINode": [migrated, plain],
+    }
+    existing = [with_claims("e1", "gce-0", node="n1"), with_claims("e2", "gce-0", node="n2")]
+    cluster = FakeCluster([make_node("n1"), make_node("n2")], existing, objects=objects)
+    plugin = new_plugin(NodeVolumeLimits, cluster=cluster)
+    incoming = with_claims("p", "intree")
+    state = CycleState()
+    assert plugin.pre_filter(state, incoming) is None
+    for _ in range(2):  # the second round is answered from the cycle's own counts
+        full = plugin.filter(state, incoming, cluster.node_info("n1"))
+        assert full is not None and (full.code, full.message()) == FULL
+        assert plugin.filter(state, incoming, cluster.node_info("n2")) is None
