@@ -401,15 +401,6 @@ class DynamicResources:
 
     # -- Score -------------------------------------------------------------------------------
     @hookimpl
-    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
-        """Skip Score for a pod whose claims have no ``firstAvailable`` request (every node
-        would score 0): no column to compute and normalize over every feasible node."""
-        data: _CycleData | None = state.get(_STATE_KEY)
-        if data is None or not data.first_available:
-            return Status.skip()
-        return None
-
-    @hookimpl
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Prefer nodes where subrequests earlier in ``firstAvailable`` were allocated."""
         data: _CycleData | None = state.get(_STATE_KEY)

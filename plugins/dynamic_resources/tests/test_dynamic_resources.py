@@ -208,36 +208,6 @@ def test_first_available_scores_the_node_with_the_preferred_subrequest():
         assert results[0]["request"] == f"{REQ_0}/big"
 
 
-@pytest.mark.parametrize(
-    ("claims", "pod", "skipped"),
-    [
-        pytest.param([], make_pod("plain").obj(), True, id="no claims"),
-        pytest.param([claim("c")], pod_with("p", "c").obj(), True, id="no firstAvailable"),
-        pytest.param(
-            [claim("c", first_available(REQ_0, sub_request("any", CLASS_A)))],
-            pod_with("p", "c").obj(),
-            False,
-            id="firstAvailable",
-        ),
-    ],
-)
-def test_pre_score_skips_score_unless_a_claim_has_first_available(claims, pod, skipped):
-    """Only ``firstAvailable`` subrequests give nodes different scores; other pods skip the
-    Score column (every node would get 0)."""
-    from kubesched import CycleState, NodeInfo
-
-    scheduler, _backend = make_scheduler(
-        {NAME: DynamicResources},
-        {"plugins": {"multiPoint": {"enabled": [{"name": NAME}]}}},
-        objects={"ResourceClaim": claims, "DeviceClass": [device_class(CLASS_A, DRIVER_A)]},
-    )
-    plugin = scheduler.frameworks["custom-scheduler"].plugins[NAME]
-    state = CycleState()
-    assert plugin.pre_filter(state, pod) is None or claims == []
-    got = plugin.pre_score(state, pod, [NodeInfo()])
-    assert (got is not None and got.is_skip()) is skipped
-
-
 def test_post_filter_deallocates_a_claim_that_keeps_the_pod_off_every_node():
     allocated = claim("c")
     allocated["status"] = {
