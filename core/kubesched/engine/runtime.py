@@ -225,6 +225,14 @@ def _timed(
     return timed
 
 
+def _as_error(status: Status, prefix: str, plugin: str) -> Status:
+    """``status`` as an Error of ``plugin`` whose message is ``prefix`` + its own, keeping the
+    exception it carries."""
+    wrapped = Status(Code.ERROR, prefix + status.message(), plugin=plugin)
+    wrapped.err = status.err
+    return wrapped
+
+
 class Framework:
     """Builds a profile's plugins and runs its extension points."""
 
@@ -640,13 +648,9 @@ class Framework:
                 status = self._crash(point, c.plugin, exc)
             if not status.is_success():
                 # kube's wording; any failure here is an Error (the what-if cannot go on).
-                wrapped = Status(
-                    Code.ERROR,
-                    f'running {point} on PreFilter plugin "{c.plugin}": {status.message()}',
-                    plugin=c.plugin,
+                return _as_error(
+                    status, f'running {point} on PreFilter plugin "{c.plugin}": ', c.plugin
                 )
-                wrapped.err = status.err
-                return wrapped
         return Status.success()
 
     def run_pre_filter_extension_add_pod(
@@ -939,13 +943,7 @@ class Framework:
             elif status.is_success():
                 outcome = Status.success()
             elif status.code == Code.ERROR:
-                failed = Status(
-                    Code.ERROR,
-                    f'running PreBindPreFlight "{c.plugin}": {status.message()}',
-                    plugin=c.plugin,
-                )
-                failed.err = status.err
-                return failed
+                return _as_error(status, f'running PreBindPreFlight "{c.plugin}": ', c.plugin)
             else:
                 return Status(
                     Code.ERROR,
