@@ -90,13 +90,11 @@ def pod(name: str, claim_name: str) -> dict[str, Any]:
     }
 
 
-def test_a_claim_for_one_device_is_allocated_where_the_device_is_and_a_second_pod_waits(
-    core_v1, namespace, nodes, kubesched, dra
-):
-    suffix = uuid.uuid4().hex[:6]
-    node = nodes(labels={LABEL: "true"}).metadata.name
-    nodes(labels={LABEL: "true"})  # a node without devices
-    device_class = f"it-gpu-{suffix}"
+def make_devices(
+    dra: Any, node: str, device_class: str, slice_name: str, suffix: str, devices: list[dict]
+) -> str:
+    """A DeviceClass of the test driver and a ResourceSlice of ``devices`` on ``node`` (both
+    removed after the test); returns the class's name."""
     dra.create_cluster_custom_object(
         GROUP,
         VERSION,
@@ -109,7 +107,6 @@ def test_a_claim_for_one_device_is_allocated_where_the_device_is_and_a_second_po
         },
     )
     dra.created.append(("deviceclasses", device_class))
-    slice_name = f"it-{node}-{suffix}"
     dra.create_cluster_custom_object(
         GROUP,
         VERSION,
@@ -122,11 +119,24 @@ def test_a_claim_for_one_device_is_allocated_where_the_device_is_and_a_second_po
                 "driver": DRIVER,
                 "nodeName": node,
                 "pool": {"name": f"{node}-{suffix}", "generation": 1, "resourceSliceCount": 1},
-                "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "a100"}}}],
+                "devices": devices,
             },
         },
     )
     dra.created.append(("resourceslices", slice_name))
+    return device_class
+
+
+def test_a_claim_for_one_device_is_allocated_where_the_device_is_and_a_second_pod_waits(
+    core_v1, namespace, nodes, kubesched, dra
+):
+    suffix = uuid.uuid4().hex[:6]
+    node = nodes(labels={LABEL: "true"}).metadata.name
+    nodes(labels={LABEL: "true"})  # a node without devices
+    device_class = make_devices(
+        dra, node, f"it-gpu-{suffix}", f"it-{node}-{suffix}", suffix,
+        [{"name": "gpu-0", "attributes": {"model": {"string": "a100"}}}],
+    )  # fmt: skip
     for name in ("first-gpu", "second-gpu"):
         dra.create_namespaced_custom_object(
             GROUP, VERSION, namespace, "resourceclaims", claim(name, device_class)
@@ -225,37 +235,10 @@ def test_a_dra_pod_is_nominated_before_its_claim_is_allocated_and_ends_as_kube_l
     order, from both schedulers."""
     suffix = uuid.uuid4().hex[:6]
     node = nodes(labels={LABEL: "true"}).metadata.name
-    device_class = f"it-gpu-nnn-{suffix}"
-    dra.create_cluster_custom_object(
-        GROUP,
-        VERSION,
-        "deviceclasses",
-        {
-            "apiVersion": f"{GROUP}/{VERSION}",
-            "kind": "DeviceClass",
-            "metadata": {"name": device_class},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-        },
-    )
-    dra.created.append(("deviceclasses", device_class))
-    slice_name = f"it-nnn-{node}-{suffix}"
-    dra.create_cluster_custom_object(
-        GROUP,
-        VERSION,
-        "resourceslices",
-        {
-            "apiVersion": f"{GROUP}/{VERSION}",
-            "kind": "ResourceSlice",
-            "metadata": {"name": slice_name},
-            "spec": {
-                "driver": DRIVER,
-                "nodeName": node,
-                "pool": {"name": f"{node}-{suffix}", "generation": 1, "resourceSliceCount": 1},
-                "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}],
-            },
-        },
-    )
-    dra.created.append(("resourceslices", slice_name))
+    device_class = make_devices(
+        dra, node, f"it-gpu-nnn-{suffix}", f"it-nnn-{node}-{suffix}", suffix,
+        [{"name": "gpu-0"}, {"name": "gpu-1"}],
+    )  # fmt: skip
     for name in ("ours-gpu", "theirs-gpu"):
         dra.create_namespaced_custom_object(
             GROUP, VERSION, namespace, "resourceclaims", claim(name, device_class)
