@@ -6,7 +6,6 @@ number of feasible nodes to look for, scores summed by weight, ties broken at ra
 
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
 import random
@@ -373,7 +372,7 @@ class SchedulingAlgorithm:
         if reuse is None:
             run_filter = fw.run_filter_with_nominated_pods if nominated else fw.run_filter
         elif not reuse.complete:  # some running Filters must still be called on every node
-            run_filter = functools.partial(fw.run_filter_reusing, reuse=reuse)
+            run_filter = fw.partial_filter(state, pod, reuse)
             reuse = None
         else:
             run_filter = fw.run_filter
