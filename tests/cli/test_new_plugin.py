@@ -9,6 +9,7 @@ tests/install/test_third_party_plugin.py), so nothing but the build backend is d
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -23,6 +24,8 @@ import pytest
 
 from kubesched import KubeschedError
 from kubesched.cli.scaffold import POINTS, parse_points, render_plugin, write_plugin
+from kubesched.testing.builders import make_node, make_pod
+from kubesched.testing.harness import Harness
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "node_metric_score"
@@ -192,6 +195,24 @@ def test_generated_tests_pass_for_every_point(tmp_path, points):
     if shutil.which("ruff"):
         assert ok(run(["ruff", "check", "-q", "."], cwd=target)) == ""
         assert run(["ruff", "format", "--check", "-q", "."], cwd=target).returncode == 0
+
+
+def test_a_generated_pre_bind_skips_the_status_write_for_pods_it_has_no_work_for(tmp_path):
+    """The template's PreBind plugin answers Skip at PreBindPreFlight for a pod without the
+    label (as kube's plugins do when their PreBind has nothing to do), so that pod is bound
+    without first writing its status.nominatedNodeName; a labelled pod is nominated first."""
+    target = write_plugin("PreBound", ["preBind"], tmp_path / "pre-bound")
+    sys.path.insert(0, str(target))
+    try:
+        module = importlib.import_module("kubesched_pre_bound")
+    finally:
+        sys.path.remove(str(target))
+        sys.modules.pop("kubesched_pre_bound", None)
+    labelled = make_pod("labelled").label(module.DEFAULT_LABEL, "yes")
+    with Harness.for_plugin(module.PreBound, nodes=[make_node("n1")]) as harness:
+        assert harness.schedule(make_pod("plain")).node == "n1"
+        assert harness.schedule(labelled).node == "n1"
+        assert harness.backend.nominations == {"default/labelled": "n1"}
 
 
 def test_points_are_read_loosely_and_in_run_order():

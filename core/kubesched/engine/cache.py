@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass
 
 from kubesched.api.objects import Node, Pod
+from kubesched.engine.reuse import forget_nodes
 from kubesched.framework.nodeinfo import NodeInfo
 from kubesched.framework.snapshot import Snapshot
 
@@ -151,9 +152,19 @@ class Cache:
 
     # -- snapshots -----------------------------------------------------------------------------
     def update_snapshot(self, snapshot: Snapshot) -> None:
-        """Bring ``snapshot`` up to date, copying only the nodes changed since the last call."""
+        """Bring ``snapshot`` up to date, copying only the nodes changed since the last call.
+
+        The results kept for nodes that leave it are dropped (:func:`forget_nodes`): here, on
+        the scheduling thread, so no cycle still reading the node writes one back afterwards.
+        """
         with self._lock:
+            departed: list[str] = []
             if snapshot is not self._last_snapshot:
+                departed = [
+                    name
+                    for name in snapshot.by_name
+                    if name not in self._nodes or self._nodes[name].node is None
+                ]
                 snapshot.by_name = {
                     name: info.clone()
                     for name, info in self._nodes.items()
@@ -166,7 +177,8 @@ class Cache:
                 for name in self._dirty:
                     info = self._nodes.get(name)
                     if info is None or info.node is None:
-                        snapshot.by_name.pop(name, None)
+                        if snapshot.by_name.pop(name, None) is not None:
+                            departed.append(name)
                     else:
                         snapshot.by_name[name] = info.clone()
                 # The cache's insertion order, not the dirty set's, so runs are repeatable.
@@ -185,3 +197,4 @@ class Cache:
                 snapshot._recount_images()
                 self._images_changed = False
                 self._images_snapshot = snapshot
+        forget_nodes(departed)

@@ -10,16 +10,23 @@ every node's Filter status and raw Score values, each stamped with the node's
 A result is reused only when every plugin whose Filter (or Score) runs for the pod signed it, so
 a plugin that depends on other nodes (InterPodAffinity, PodTopologySpread with constraints) or
 that does not implement the hook turns reuse off for the pods it acts on, never on wrong data.
+
+A deleted node's results are never read again: when nodes leave the scheduler cache's snapshot,
+:func:`forget_nodes` drops them from every memo, so a table holds at most the live nodes however
+many have come and gone.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+import weakref
 from collections import OrderedDict
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PodSignature", "ResultMemo", "signature_key"]
+__all__ = ["PodSignature", "ResultMemo", "forget_nodes", "signature_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,20 +63,64 @@ class ResultMemo:
     def __init__(self, max_tables: int = 16) -> None:
         self.max_tables = max_tables
         self._tables: OrderedDict[tuple[Any, ...], dict[str, tuple[int, Any]]] = OrderedDict()
+        #: Guards the set of tables (not their entries), which :meth:`forget` may walk from
+        #: another scheduler's thread.
+        self._lock = threading.Lock()
+        with _MEMOS_LOCK:
+            _MEMOS.add(self)
 
     def table(self, key: tuple[Any, ...]) -> dict[str, tuple[int, Any]]:
         """The table for ``key`` (created empty when new)."""
-        table = self._tables.get(key)
-        if table is None:
-            table = self._tables[key] = {}
-            while len(self._tables) > self.max_tables:
-                self._tables.popitem(last=False)
-        else:
-            self._tables.move_to_end(key)
-        return table
+        with self._lock:
+            table = self._tables.get(key)
+            if table is None:
+                table = self._tables[key] = {}
+                while len(self._tables) > self.max_tables:
+                    self._tables.popitem(last=False)
+            else:
+                self._tables.move_to_end(key)
+            return table
+
+    def forget(self, names: Collection[str]) -> None:
+        """Drop every table's results for the nodes ``names`` (they left the cluster)."""
+        with self._lock:
+            tables = list(self._tables.values())
+        for table in tables:
+            for name in names:
+                table.pop(name, None)
+
+    def node_names(self) -> set[str]:
+        """The nodes some table holds a result for."""
+        with self._lock:
+            tables = list(self._tables.values())
+        return {name for table in tables for name in list(table)}
 
     def clear(self) -> None:
-        self._tables.clear()
+        with self._lock:
+            self._tables.clear()
 
     def __len__(self) -> int:
         return len(self._tables)
+
+
+#: Every ResultMemo alive (one per profile's framework). The cache that sees nodes go reaches
+#: them through :func:`forget_nodes`; nothing else links a scheduler's cache to its profiles'
+#: memos.
+_MEMOS: weakref.WeakSet[ResultMemo] = weakref.WeakSet()
+_MEMOS_LOCK = threading.Lock()
+
+
+def forget_nodes(names: Collection[str]) -> None:
+    """Drop the results of the nodes ``names`` from every memo: they left a scheduler's cache.
+
+    Without it a table keeps an entry for every node name it has ever seen, a deleted node's
+    never read again (about 200 B per node that came and went, per table). A memo of another
+    scheduler in the process that has a live node of the same name only recomputes its result
+    once: an entry is a cache of what the plugins answer, never a decision of its own.
+    """
+    if not names:
+        return
+    with _MEMOS_LOCK:
+        memos = list(_MEMOS)
+    for memo in memos:
+        memo.forget(names)

@@ -3,8 +3,10 @@
 Like client-go's reflector: a paginated list gives a resourceVersion, a watch continues from it
 (with bookmarks, a server-side timeout and a client-side inactivity timeout so a dead connection
 cannot hang it), a dropped stream re-watches from the last version seen, and a 410 Gone (or any
-failure to resume) re-lists. A re-list is diffed against what was delivered before, so handlers
-see exactly the changes they missed: no pod is lost and none is delivered twice.
+failure to resume) re-lists. A watch that ends at the inactivity timeout (a quiet resource: no
+event or bookmark for that long) is watched again at once, without backoff or a warning. A
+re-list is diffed against what was delivered before, so handlers see exactly the changes they
+missed: no pod is lost and none is delivered twice.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -64,6 +67,8 @@ class Informer(Generic[T]):
         self.relists = 0
         #: The last list/watch failure, for readiness messages ("" once it works again).
         self.last_error = ""
+        #: Where the next watch starts: the last resourceVersion seen ("" to list first).
+        self._resource_version = ""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -81,18 +86,17 @@ class Informer(Generic[T]):
 
     def _run(self) -> None:
         delay = 0.5
-        resource_version = ""
         while not self._stop.is_set():
             try:
-                if not resource_version:
-                    resource_version = self._list()
+                if not self._resource_version:
+                    self._resource_version = self._list()
                     self.synced.set()
                     self.last_error = ""
-                resource_version = self._watch(resource_version)
+                self._watch()
                 delay = 0.5
             except _Expired:
                 log.info("watch of %s expired; re-listing", self.path)
-                resource_version = ""
+                self._resource_version = ""
             except ApiError as exc:
                 self.last_error = str(exc)
                 wait = delay * (1 + random.random() / 2)
@@ -104,11 +108,11 @@ class Informer(Generic[T]):
                 # Too many requests: watch again from where we were (client-go's reflector);
                 # a re-list would be the costliest request of all for a loaded apiserver.
                 if exc.status != 429 and (exc.status in (401, 403, 404, 410) or delay >= 30.0):
-                    resource_version = ""  # start over from a fresh list
+                    self._resource_version = ""  # start over from a fresh list
             except Exception:  # a bug in a handler must not stop the informer for good
                 log.exception("informer for %s failed; re-listing", self.path)
                 self._stop.wait(delay)
-                resource_version = ""
+                self._resource_version = ""
 
     # -- list ----------------------------------------------------------------------------------
     def _parse(self, raw: dict[str, Any]) -> T | None:
@@ -162,10 +166,16 @@ class Informer(Generic[T]):
                 self.on_delete(obj)
 
     # -- watch ---------------------------------------------------------------------------------
-    def _watch(self, resource_version: str) -> str:
+    def _watch(self) -> None:
+        """Watch from ``_resource_version``, moving it on with every event and bookmark (so a
+        watch that breaks resumes after the last event delivered, none delivered twice).
+
+        Ends normally when the server closes the watch (``timeoutSeconds``) or when nothing came
+        for ``inactivity_seconds``: on a quiet resource that is expected, not a failure.
+        """
         query = [
             ("watch", "true"),
-            ("resourceVersion", resource_version),
+            ("resourceVersion", self._resource_version),
             ("allowWatchBookmarks", "true"),
             ("timeoutSeconds", self.watch_seconds),
         ]
@@ -174,23 +184,48 @@ class Informer(Generic[T]):
         lines = self.transport.stream_lines(
             self.path, query, timeout=(10.0, self.inactivity_seconds)
         )
-        for line in lines:
-            if self._stop.is_set():
-                break
-            event = json.loads(line)
-            kind = event.get("type")
-            raw = event.get("object") or {}
-            if kind == "ERROR":
-                if raw.get("code") == 410:
-                    raise _Expired()
-                raise ApiError(
-                    int(raw.get("code") or 0), raw.get("reason", ""), raw.get("message", "")
+        stream = iter(lines)
+        heard = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                line = next(stream)
+            except StopIteration:
+                return
+            except ApiError as exc:
+                if not self._went_quiet(exc, heard):
+                    raise
+                log.debug(
+                    "watch of %s: no event or bookmark for %.0fs; watching again from "
+                    "resourceVersion %s",
+                    self.path,
+                    self.inactivity_seconds,
+                    self._resource_version,
                 )
-            resource_version = (raw.get("metadata") or {}).get("resourceVersion", resource_version)
-            if kind == "BOOKMARK":
-                continue
+                return
+            heard = time.monotonic()
+            if self._stop.is_set():
+                return
+            self._event(json.loads(line))
+
+    def _went_quiet(self, exc: ApiError, heard: float) -> bool:
+        """Whether ``exc`` is the inactivity timeout: no answer (status 0) and nothing heard
+        for ``inactivity_seconds`` since ``heard``, rather than a connection broken sooner."""
+        return exc.status == 0 and time.monotonic() - heard >= self.inactivity_seconds
+
+    def _event(self, event: dict[str, Any]) -> None:
+        """Apply one watch event and move ``_resource_version`` on to it; an ``ERROR`` event
+        raises (:class:`_Expired` for 410 Gone)."""
+        kind = event.get("type")
+        raw = event.get("object") or {}
+        if kind == "ERROR":
+            if raw.get("code") == 410:
+                raise _Expired()
+            raise ApiError(int(raw.get("code") or 0), raw.get("reason", ""), raw.get("message", ""))
+        if kind != "BOOKMARK":
             self._apply(kind, raw)
-        return resource_version
+        version = (raw.get("metadata") or {}).get("resourceVersion")
+        if version:
+            self._resource_version = version
 
     def _apply(self, kind: str | None, raw: dict[str, Any]) -> None:
         obj = self._parse(raw)
