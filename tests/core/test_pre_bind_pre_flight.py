@@ -57,6 +57,14 @@ class LegacyPreparer:
         return None
 
 
+class FailingPreparer(LegacyPreparer):
+    """A PreBind plugin with work for every pod, whose PreBind fails."""
+
+    @hookimpl
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        return Status.error("volume not ready")
+
+
 class WaitAtPermit:
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         pass
@@ -128,6 +136,21 @@ def test_a_failing_pre_flight_fails_the_binding_before_anything_is_written(answe
     assert _plugin(scheduler, "Preparer").pre_bound == []
     assert backend.nominations == {"default/p": ""}  # kube's clearNominatedNode
     assert not scheduler.cache.is_assumed(backend.pod("default", "p").uid)
+
+
+def test_a_failed_pre_bind_clears_the_nomination_it_wrote_on_the_stored_pod():
+    """The nomination written before PreBind is cleared when the binding fails, in the cluster
+    as in the report: the stored pod ends as the apiserver's would, without one."""
+    scheduler, backend = _scheduler({"FailingPreparer": FailingPreparer}, ["FailingPreparer"])
+    stored = backend.pod("default", "p")
+    assert stored.node_name == ""
+    assert backend.conditions["default/p"][0] == "SchedulerError"
+    assert backend.nominations == {"default/p": ""}
+    assert "nominatedNodeName" not in (stored.raw.get("status") or {})
+    # A later change of the pod does not bring the old nomination back to the nominator.
+    relabelled = Pod({**stored.raw, "metadata": {**stored.raw["metadata"], "labels": {"a": "b"}}})
+    backend.add_pod(relabelled)
+    assert scheduler.nominator.node_of(relabelled) == ""
 
 
 def test_a_pod_waiting_at_permit_is_nominated_even_without_pre_bind_work():

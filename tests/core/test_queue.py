@@ -558,6 +558,24 @@ def test_gated_pod_is_released_by_an_update(
         assert queue.pending() == pending(queue, gated=1)
 
 
+def test_gated_pod_released_by_an_update_while_backing_off_goes_to_backoff(
+    queue: SchedulingQueue, clock: FakeClock
+) -> None:
+    """Released by its own update, a pod gated after an attempt waits out that attempt's
+    backoff (kube's ``Update`` asks ``requeuePodWithQueueingStrategy`` too)."""
+    GATE_STATE["on"] = False
+    queue.add(pod("a", gated="true"))
+    attempt_and_reject(queue, "a", {NODE_FILTER})
+    GATE_STATE["on"] = True
+    queue.activate([pod("a", gated="true")])
+    assert queue.pending() == pending(queue, gated=1)
+    queue.update(pod("a", gated="true"), pod("a"), POD_LABEL)
+    assert queue.pending() == pending(queue, backoff=1)
+    assert pop_now(queue) is None
+    clock.advance(1)
+    assert pop_name(queue) == "a"
+
+
 def test_gate_is_checked_again_on_every_entry_to_the_active_queue(
     queue: SchedulingQueue, clock: FakeClock
 ) -> None:

@@ -408,6 +408,71 @@ def test_a_pod_its_gate_still_holds_asks_no_hint_and_keeps_its_time_in_the_pool(
     assert queue.pending() == places(queue, active=1)
 
 
+def gated_while_backing_off(queue: SchedulingQueue) -> None:
+    """A pod rejected by PodFilter in its cycle (backoff: 1 s from then) and activated while
+    Hold holds it: it is gated with its backoff still running."""
+    HOLD_STATE["on"] = False
+    queue.add(pod("a", hold="true"))
+    info = queue.pop(timeout=0)
+    assert info is not None
+    queue.requeue_after_failure(info, {POD_FILTER})
+    HOLD_STATE["on"] = True
+    queue.activate([pod("a", hold="true")])
+    assert queue.pending() == places(queue, gated=1)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "want"),
+    [(0.5, "backoff"), (1.0, "active")],
+    ids=[
+        "released while its backoff runs: backoffQ",
+        "released once its backoff has ended: activeQ",
+    ],
+)
+def test_a_released_gated_pod_waits_out_its_backoff(
+    queue: SchedulingQueue, seconds: float, want: str
+) -> None:
+    """kube's ``requeuePodWithQueueingStrategy``: Queue from a rejector means after backoff,
+    for a gated pod as for any other (``isPodBackingoff``)."""
+    gated_while_backing_off(queue)
+    queue.clock.now += seconds  # type: ignore[attr-defined]
+    HOLD_STATE["on"] = False
+    assert queue.move_on_event(ASSIGNED_POD_DELETE, None, None) == 1
+    assert queue.pending() == places(queue, **{want: 1})
+    queue.clock.now += 1  # type: ignore[attr-defined]
+    info = queue.pop(timeout=0)
+    assert info is not None and info.pod.name == "a" and info.gating_plugin == ""
+
+
+def test_a_pod_another_pre_enqueue_gates_on_its_way_to_backoff_stays_in_the_pool() -> None:
+    """kube's ``moveToBackoffQ`` runs PreEnqueue (``SchedulerPopFromBackoffQ``): a pod its gate
+    lets go but another PreEnqueue plugin holds stays gated, by that plugin."""
+
+    fence = {"on": False}
+
+    class Fence(_Plugin):
+        @hookimpl
+        def pre_enqueue(self, pod: Pod) -> Status | None:
+            return Status.unresolvable("fenced") if fence["on"] else None
+
+    profile = Profile(
+        scheduler_name=PROFILE,
+        plugins={
+            "preEnqueue": [PluginRef(HOLD), PluginRef("Fence")],
+            "filter": [PluginRef(POD_FILTER)],
+        },
+    )
+    registry = Registry({**PLUGINS, "Fence": Fence})
+    framework = Framework(profile, registry, Handle(PROFILE, InMemoryBackend(), Snapshot))
+    queue = SchedulingQueue({PROFILE: framework}, clock=FakeClock())
+    gated_while_backing_off(queue)
+    HOLD_STATE["on"], fence["on"] = False, True  # Hold lets go, Fence holds
+    assert queue.move_on_event(ASSIGNED_POD_DELETE, None, None) == 1
+    assert queue.pending() == places(queue, gated=1)
+    (info,) = queue.parked()
+    assert (info.gating_plugin, info.gating_message) == ("Fence", "fenced")
+
+
 # -- activate ------------------------------------------------------------------------------------
 
 

@@ -134,10 +134,17 @@ class InMemoryBackend:
     def report_failure(
         self, pod: Pod, reason: str, message: str, nominated_node_name: str | None
     ) -> None:
+        """Record the failure. A nomination to set (a node) or clear (``""``) is written to the
+        stored pod's ``status.nominatedNodeName`` too, and the change delivered, as kube's
+        ``updatePod`` patches the pod and the watch reports it; nothing is written when the
+        stored pod already says so (``updatePod`` then sends no patch)."""
         with self._lock:
             self.conditions[pod.key] = (reason, message)
             if nominated_node_name is not None:
                 self.nominations[pod.key] = nominated_node_name
+                current = self.pods.get(pod.uid)
+                if current is not None and current.nominated_node_name != nominated_node_name:
+                    self.patch_pod_status(current, nominated_node_name=nominated_node_name)
             self.events.append(RecordedEvent("Warning", "FailedScheduling", pod.key, message))
 
     def report_scheduled(self, pod: Pod, node_name: str) -> None:

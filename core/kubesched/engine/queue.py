@@ -8,7 +8,9 @@
 - A pod gated by PreEnqueue also waits in the pool, without counting as an attempt. The gating
   plugin joins the pod's rejectors (as in kube-scheduler): an event the gating plugin registered
   moves the pod when the hint of any rejector (the gating plugin, or a plugin that rejected the
-  pod in its last cycle) says Queue, and PreEnqueue then decides whether it passes.
+  pod in its last cycle) says Queue, and PreEnqueue then decides whether it passes. Released,
+  it goes where any moved pod goes: to backoffQ while a backoff from an earlier attempt runs,
+  else to activeQ (a pod never attempted has no backoff).
 - ``activate`` moves pods from the pool or backoffQ to activeQ at once (kube's ``Activate``).
 
 Events that arrive while a pod is in its scheduling cycle are logged and checked when the pod
@@ -175,21 +177,28 @@ class SchedulingQueue:
     def _enqueue_checked(self, info: QueuedPodInfo, event: str) -> None:
         """Run PreEnqueue; park the pod gated, or push it to activeQ (``event``: why it came,
         kube's label for ``scheduler_queue_incoming_pods_total``)."""
-        framework = self._frameworks.get(info.pod.scheduler_name)
-        status = framework.run_pre_enqueue(info.pod) if framework is not None else None
-        if status is not None and not status.is_success():
-            info.gating_plugin = status.plugin or "?"
-            # kube's runPreEnqueuePlugin: the gating plugin is one of the pod's rejectors, whose
-            # hints decide whether an event moves the pod (see _worth_requeuing).
-            info.unschedulable_plugins.add(info.gating_plugin)
-            info.gating_message = status.message()
+        if self._gated(info):
             self._unschedulable[info.pod.uid] = (info, self.clock())
             self._incoming("unschedulable", event)
-            log.debug("pod %s gated by %s: %s", info.pod.key, status.plugin, status.message())
             return
-        info.gating_plugin = ""
         self._push_active(info)
         self._incoming("active", event)
+
+    def _gated(self, info: QueuedPodInfo) -> bool:
+        """Run PreEnqueue on ``info`` and record the outcome on it (kube's
+        ``runPreEnqueuePlugins``); whether a plugin gates the pod."""
+        framework = self._frameworks.get(info.pod.scheduler_name)
+        status = framework.run_pre_enqueue(info.pod) if framework is not None else None
+        if status is None or status.is_success():
+            info.gating_plugin = ""
+            return False
+        info.gating_plugin = status.plugin or "?"
+        # kube's runPreEnqueuePlugin: the gating plugin is one of the pod's rejectors, whose
+        # hints decide whether an event moves the pod (see _worth_requeuing).
+        info.unschedulable_plugins.add(info.gating_plugin)
+        info.gating_message = status.message()
+        log.debug("pod %s gated by %s: %s", info.pod.key, status.plugin, status.message())
+        return True
 
     def _push_active(self, info: QueuedPodInfo, seq: int | None = None) -> None:
         entry = _ActiveEntry(info, self._less, next(self._seq) if seq is None else seq)
@@ -419,21 +428,41 @@ class SchedulingQueue:
         return moved
 
     def _move_out_of_pool(self, info: QueuedPodInfo, event: str) -> None:
-        del self._unschedulable[info.pod.uid]
-        if info.gating_plugin:
-            self._enqueue_checked(info, event)
-        else:
-            self._to_backoff_or_active(info, event)
+        """An event (or the time limit) moves a parked pod, gated or not, as kube's
+        ``requeuePodWithQueueingStrategy`` does: to backoffQ while it is backing off, else
+        to activeQ. A gated pod bound for backoffQ meets PreEnqueue first (kube's
+        ``moveToBackoffQ`` under ``SchedulerPopFromBackoffQ``, on by default in v1.37): a pod
+        still gated stays in the pool, its time there going on."""
+        uid = info.pod.uid
+        _, since = self._unschedulable.pop(uid)
+        if info.gating_plugin and self._backing_off(info):
+            if self._gated(info):
+                self._unschedulable[uid] = (info, since)
+                self._incoming("unschedulable", event)
+                return
+            self._push_backoff(info, event)
+            return
+        self._to_backoff_or_active(info, event)
+
+    def _backing_off(self, info: QueuedPodInfo) -> bool:
+        """Whether ``info``'s backoff has yet to end (kube's ``isPodBackingoff``). A pod never
+        attempted (one gated since it was added) has no backoff at all."""
+        return bool(info.attempts) and info.timestamp + self.backoff_seconds(info) > self.clock()
 
     def _to_backoff_or_active(self, info: QueuedPodInfo, event: str) -> None:
-        expiry = info.timestamp + self.backoff_seconds(info)
-        if info.attempts and expiry > self.clock():
-            self._backoff_by_uid[info.pod.uid] = info
-            heapq.heappush(self._backoff, (expiry, next(self._seq), info.pod.uid))
-            self._incoming("backoff", event)
-            self._cond.notify()
+        if self._backing_off(info):
+            self._push_backoff(info, event)
         else:
             self._enqueue_checked(info, event)
+
+    def _push_backoff(self, info: QueuedPodInfo, event: str) -> None:
+        """Into backoffQ until its backoff ends (PreEnqueue runs again then, on the way to
+        activeQ)."""
+        expiry = info.timestamp + self.backoff_seconds(info)
+        self._backoff_by_uid[info.pod.uid] = info
+        heapq.heappush(self._backoff, (expiry, next(self._seq), info.pod.uid))
+        self._incoming("backoff", event)
+        self._cond.notify()
 
     def _flush_backoff_locked(self) -> None:
         now = self.clock()

@@ -58,6 +58,9 @@ _POINT_NAMES = {
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
 
+#: The nomination a failure reports to end the pod's nomination (kube's ``clearNominatedNode``).
+CLEAR_NOMINATION = ""
+
 T = TypeVar("T")
 
 
@@ -444,7 +447,16 @@ class Scheduler:
             log.exception("forgetting pod %s after a failed cycle failed", pod.key)
         message = f"internal error in the scheduling cycle: {type(exc).__name__}: {exc}"
         try:
-            self._fail(info, REASON_SCHEDULER_ERROR, message, set(), started, error=True)
+            # As kube's failed assume (or any error but a FitError): the nomination is cleared.
+            self._fail(
+                info,
+                REASON_SCHEDULER_ERROR,
+                message,
+                set(),
+                started,
+                error=True,
+                nominated_node_name=CLEAR_NOMINATION,
+            )
         except Exception:
             log.exception("requeueing pod %s after a failed cycle failed", pod.key)
             self.queue.done(pod.uid)
@@ -492,11 +504,25 @@ class Scheduler:
             )
             return
         except CycleError as exc:
+            # kube's ErrNoNodesAvailable and every error but a FitError clear the nomination.
             if exc.status.is_rejected():  # no nodes at all: Unschedulable, retried after backoff
-                self._fail(info, REASON_UNSCHEDULABLE, exc.status.message(), set(), started)
+                self._fail(
+                    info,
+                    REASON_UNSCHEDULABLE,
+                    exc.status.message(),
+                    set(),
+                    started,
+                    nominated_node_name=CLEAR_NOMINATION,
+                )
             else:
                 self._fail(
-                    info, REASON_SCHEDULER_ERROR, exc.status.message(), set(), started, error=True
+                    info,
+                    REASON_SCHEDULER_ERROR,
+                    exc.status.message(),
+                    set(),
+                    started,
+                    error=True,
+                    nominated_node_name=CLEAR_NOMINATION,
                 )
             return
         node = result.node_name
@@ -527,7 +553,9 @@ class Scheduler:
         if not (status.is_success() or status.is_wait()):
             self._unreserve(framework, state, pod, node)
             self.cache.forget_pod(pod)
-            self._fail_with_status(info, status, started)
+            # kube's schedulingCycle: a failure at Reserve or Permit, rejection or Error alike,
+            # clears the nomination (clearNominatedNode).
+            self._fail_with_status(info, status, started, nominated_node_name=CLEAR_NOMINATION)
             return
         # The pod stays "in flight" for the queue until its binding cycle ends, so events that
         # arrive while it waits at Permit or binds still count if it comes back.
@@ -864,11 +892,11 @@ class Scheduler:
             self.queue.done(pod.uid)
             return
         if status.is_rejected():
-            self._fail_with_status(info, status, started, nominated_node_name="")
+            self._fail_with_status(info, status, started, nominated_node_name=CLEAR_NOMINATION)
             self.queue.move_on_event(freed, _assumed(pod, node), None, skip_uid=pod.uid)
             return
         self.queue.move_on_event(freed, _assumed(pod, node), None)
-        self._fail_with_status(info, status, started, nominated_node_name="")
+        self._fail_with_status(info, status, started, nominated_node_name=CLEAR_NOMINATION)
 
     # -- failures ------------------------------------------------------------------------------
     def _fail_with_status(
@@ -908,9 +936,15 @@ class Scheduler:
         error: bool = False,
         nominated_node_name: str | None = None,
     ) -> None:
+        """Requeue the pod and report its failure. ``nominated_node_name``: the nomination to
+        report, kube's ``nominatingInfo``: a node, :data:`CLEAR_NOMINATION` (the pod's
+        nomination ends, in the nominator and in its ``status.nominatedNodeName``), or ``None``
+        to leave it as it is."""
         pod = info.pod
         log.debug("unable to schedule pod %s: %s", pod.key, message)
         self.queue.requeue_after_failure(info, plugins, error=error)
+        if nominated_node_name == CLEAR_NOMINATION:  # kube's AddNominatedPod with ModeOverride ""
+            self.queue.nominator.remove(pod)
         self._record(Attempt(pod, None, reason, message), started)
         try:
             nominated = (
