@@ -37,7 +37,15 @@ from kubesched import (
 )
 from kubesched.api.selectors import NodeSelector, SelectorError
 
-from .allocator import Allocation, AllocationError, Allocator, DeviceID, PoolCache, claim_key
+from .allocator import (
+    Allocation,
+    AllocationError,
+    Allocator,
+    DeviceID,
+    PoolCache,
+    SearchCache,
+    claim_key,
+)
 
 __all__ = [
     "FINALIZER",
@@ -183,6 +191,8 @@ class _CycleData:
     claims: list[Mapping[str, Any]]
     #: indices of the claims to allocate
     to_allocate: list[int]
+    #: the claims to allocate (one list for every node: the allocator signs it once)
+    to_allocate_claims: list[Mapping[str, Any]] = field(default_factory=list)
     #: claim index -> where its allocation is usable
     available_on: dict[int, NodeSelector] = field(default_factory=dict)
     allocator: Allocator | None = None
@@ -216,6 +226,8 @@ class DynamicResources:
         self._versions_before: dict[str, set[str]] = {}
         #: pools per node, kept while the slices stay the same objects
         self._pools = PoolCache()
+        #: each node's search answer, kept while what it follows from stays the same
+        self._answers = SearchCache()
 
     # -- helpers -------------------------------------------------------------------------------
     def _claims_by_key(self) -> dict[str, Mapping[str, Any]]:
@@ -291,8 +303,9 @@ class DynamicResources:
             if problem is not None:
                 return problem
         if data.to_allocate:
+            data.to_allocate_claims = [claims[i] for i in data.to_allocate]
             data.allocator = Allocator(
-                classes, self._slices(), self._allocated(all_claims), self._pools
+                classes, self._slices(), self._allocated(all_claims), self._pools, self._answers
             )
         state.write(_STATE_KEY, data)
         return None
@@ -341,9 +354,7 @@ class DynamicResources:
                 time.monotonic() + self.args.filter_timeout if self.args.filter_timeout else None
             )
             try:
-                found = data.allocator.search(
-                    node, [data.claims[i] for i in data.to_allocate], deadline=deadline
-                )
+                found = data.allocator.search(node, data.to_allocate_claims, deadline=deadline)
             except TimeoutError:
                 return Status.error(f"node {node.name}: timed out trying to allocate devices")
             except AllocationError as exc:
