@@ -13,7 +13,6 @@ pod off every node.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -339,11 +338,9 @@ class DynamicResources:
         ]
         found: Allocation | None = None
         if data.allocator is not None:
-            deadline = (
-                time.monotonic() + self.args.filter_timeout if self.args.filter_timeout else None
-            )
+            timeout = self.args.filter_timeout or None
             try:
-                found = data.allocator.search(node, data.to_allocate_claims, deadline=deadline)
+                found = data.allocator.search(node, data.to_allocate_claims, timeout=timeout)
             except TimeoutError:
                 return Status.error(f"node {node.name}: timed out trying to allocate devices")
             except AllocationError as exc:

@@ -23,6 +23,7 @@ import json
 import operator
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -277,7 +278,7 @@ class SearchCache:
         self._classes: list[Mapping[str, Any]] = []
         #: (node name, claims' signature) -> (pools, devices of theirs in use, the fit or None)
         self._answers: dict[
-            tuple[str, str], tuple[list[_Pool], frozenset[DeviceID], _Fit | None]
+            tuple[str, str], tuple[list[_Pool], AbstractSet[DeviceID], _Fit | None]
         ] = {}
 
     def use_classes(self, classes: Mapping[str, Mapping[str, Any]]) -> None:
@@ -288,7 +289,7 @@ class SearchCache:
             self._answers.clear()
 
     def get(
-        self, node: str, signature: str, pools: list[_Pool], in_use: frozenset[DeviceID]
+        self, node: str, signature: str, pools: list[_Pool], in_use: AbstractSet[DeviceID]
     ) -> tuple[bool, _Fit | None]:
         """(whether an answer is kept for these inputs, the answer)."""
         entry = self._answers.get((node, signature))
@@ -301,9 +302,10 @@ class SearchCache:
         node: str,
         signature: str,
         pools: list[_Pool],
-        in_use: frozenset[DeviceID],
+        in_use: AbstractSet[DeviceID],
         found: _Fit | None,
     ) -> None:
+        """Keep ``found`` as the answer for these inputs (``in_use`` is not changed after)."""
         if len(self._answers) >= self.LIMIT:
             self._answers.clear()
         self._answers[(node, signature)] = (pools, in_use, found)
@@ -519,35 +521,47 @@ class Allocator:
         claims: Sequence[Mapping[str, Any]],
         *,
         deadline: float | None = None,
+        timeout: float | None = None,
     ) -> Allocation | None:
         """:meth:`allocate`, with the ``status.allocation`` mappings built only when asked for
         (Filter finds a fit on many nodes, Reserve takes one); raises as :meth:`allocate`.
 
-        With ``answers``, a node's answer kept from an earlier search for the same inputs is
-        given again (see :class:`SearchCache`)."""
-        if self.answers is None or node is None:
-            found = _Allocation(self, node, claims, deadline).run()
+        ``timeout``: seconds a search may take, counted from its start (instead of a
+        ``deadline``; an answer kept takes none). With ``answers``, a node's answer kept from an
+        earlier search for the same inputs is given again (see :class:`SearchCache`): Filter
+        asks on every node and most answers are kept, so this path is kept short."""
+        answers = self.answers
+        if answers is None or node is None:
+            found = self._run(node, claims, deadline, timeout)
             return Allocation(found) if found is not None else None
         pools = self.pools.pools(node)
         in_use = self._in_use(pools)
-        signature = self._signature(claims)
-        kept, found = self.answers.get(node.name, signature, pools, in_use)
+        signed = self._signed
+        if signed is None or signed[0] is not claims:
+            signed = self._signed = (claims, claims_signature(claims))
+        kept, found = answers.get(node.name, signed[1], pools, in_use)
         if not kept:
-            found = _Allocation(self, node, claims, deadline).run()
-            self.answers.put(node.name, signature, pools, in_use, found)
+            found = self._run(node, claims, deadline, timeout)
+            answers.put(node.name, signed[1], pools, in_use, found)
         return Allocation(found) if found is not None else None
 
-    def _in_use(self, pools: Sequence[_Pool]) -> frozenset[DeviceID]:
-        """The devices of ``pools`` in use: all that a search over them reads of
-        :attr:`allocated`."""
-        if len(pools) == 1:
-            return frozenset(self.allocated.intersection(pools[0].device_ids))
-        return frozenset().union(*(self.allocated.intersection(p.device_ids) for p in pools))
+    def _run(
+        self,
+        node: Node | None,
+        claims: Sequence[Mapping[str, Any]],
+        deadline: float | None,
+        timeout: float | None,
+    ) -> _Fit | None:
+        if timeout is not None:
+            deadline = time.monotonic() + timeout
+        return _Allocation(self, node, claims, deadline).run()
 
-    def _signature(self, claims: Sequence[Mapping[str, Any]]) -> str:
-        if self._signed is None or self._signed[0] is not claims:
-            self._signed = (claims, claims_signature(claims))
-        return self._signed[1]
+    def _in_use(self, pools: Sequence[_Pool]) -> set[DeviceID]:
+        """The devices of ``pools`` in use: all that a search over them reads of
+        :attr:`allocated` (a new set)."""
+        if len(pools) == 1:
+            return self.allocated.intersection(pools[0].device_ids)
+        return set().union(*(self.allocated.intersection(p.device_ids) for p in pools))
 
 
 class Allocation:

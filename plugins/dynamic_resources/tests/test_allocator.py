@@ -673,3 +673,15 @@ def test_pods_given_one_kept_fit_share_no_allocation_object():
     assert first.results() == second.results()
     first.results()[0]["nodeSelector"]["nodeSelectorTerms"].clear()
     assert second.results()[0]["nodeSelector"] == local_selector(NODE_1)
+
+
+def test_a_search_past_its_timeout_raises_and_nothing_is_kept():
+    devices = [device(f"device-{i}") for i in range(40)]
+    slices = [resource_slice("slice-1", *devices, node=NODE_1)]
+    # Every device of class A is tried with the request of class B, which none serves.
+    claims = [claim("claim-0", request(REQ_0, CLASS_A), request(REQ_1, CLASS_B))]
+    pools, answers = PoolCache(), SearchCache()
+    allocator = Allocator(CLASSES, slices, (), pools, answers)
+    with pytest.raises(TimeoutError):
+        allocator.search(NODE, claims, timeout=0.0)
+    assert allocator.search(NODE, claims, timeout=60.0) is None
