@@ -13,8 +13,7 @@ pod off every node.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -37,7 +36,16 @@ from kubesched import (
 )
 from kubesched.api.selectors import NodeSelector, SelectorError
 
-from .allocator import Allocation, AllocationError, Allocator, DeviceID, PoolCache, claim_key
+from .allocator import (
+    Allocation,
+    AllocationError,
+    Allocator,
+    DeviceID,
+    PoolCache,
+    SearchCache,
+    claim_key,
+)
+from .tally import ClaimTally, allocated_devices
 
 __all__ = [
     "FINALIZER",
@@ -162,16 +170,6 @@ def _reserved_for(claim: Mapping[str, Any], pod: Pod) -> bool:
     return any(r.get("uid") == pod.uid for r in _status(claim).get("reservedFor") or ())
 
 
-def _allocated_devices(allocation: Mapping[str, Any] | None) -> list[DeviceID]:
-    """The devices an allocation holds exclusively (admin access shares a device)."""
-    results = ((allocation or {}).get("devices") or {}).get("results") or ()
-    return [
-        (str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", "")))
-        for r in results
-        if not r.get("adminAccess")
-    ]
-
-
 def _has_claims(pod: Pod) -> bool:
     return bool((pod.raw.get("spec") or {}).get("resourceClaims"))
 
@@ -183,6 +181,8 @@ class _CycleData:
     claims: list[Mapping[str, Any]]
     #: indices of the claims to allocate
     to_allocate: list[int]
+    #: the claims to allocate (one list for every node: the allocator signs it once)
+    to_allocate_claims: list[Mapping[str, Any]] = field(default_factory=list)
     #: claim index -> where its allocation is usable
     available_on: dict[int, NodeSelector] = field(default_factory=dict)
     allocator: Allocator | None = None
@@ -206,7 +206,8 @@ class DynamicResources:
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.args = DynamicResourcesArgs.parse(args)
         self.handle = handle
-        self._claims = handle.lister(_CLAIM)
+        #: the claims, and the devices their allocations hold, kept across cycles
+        self._claims = ClaimTally(handle.lister(_CLAIM))
         self._classes = handle.lister(_CLASS)
         self._slices = handle.lister(_SLICE)
         #: claim uid -> (allocation, the claim's resourceVersions before PreBind's status write):
@@ -216,18 +217,18 @@ class DynamicResources:
         self._versions_before: dict[str, set[str]] = {}
         #: pools per node, kept while the slices stay the same objects
         self._pools = PoolCache()
+        #: each node's search answer, kept while what it follows from stays the same
+        self._answers = SearchCache()
 
     # -- helpers -------------------------------------------------------------------------------
-    def _claims_by_key(self) -> dict[str, Mapping[str, Any]]:
-        return {claim_key(c): c for c in self._claims()}
+    def _claims_by_key(self) -> Mapping[str, Mapping[str, Any]]:
+        return self._claims.by_key()
 
-    def _allocated(self, claims: Sequence[Mapping[str, Any]]) -> set[DeviceID]:
-        """Devices in use: allocated claims, and allocations in flight not yet visible."""
-        devices: set[DeviceID] = set()
-        by_uid = {}
-        for claim in claims:
-            by_uid[_meta(claim).get("uid")] = claim
-            devices.update(_allocated_devices(_status(claim).get("allocation")))
+    def _allocated(self) -> set[DeviceID]:
+        """Devices in use: allocated claims (as of the last refresh of the claims), and
+        allocations in flight not yet visible."""
+        devices = self._claims.allocated()
+        by_uid = self._claims.by_uid()
         for uid, (allocation, written_over) in list(self._in_flight.items()):
             stored = by_uid.get(uid)
             if written_over is not None and (
@@ -235,7 +236,7 @@ class DynamicResources:
             ):
                 del self._in_flight[uid]  # the lister has seen PreBind's write, or later ones
                 continue
-            devices.update(_allocated_devices(allocation))
+            devices.update(allocated_devices(allocation))
         return devices
 
     # -- PreEnqueue --------------------------------------------------------------------------
@@ -257,9 +258,8 @@ class DynamicResources:
         state.write(_PRE_FILTER_RAN, True)
         if not _has_claims(pod):
             return Status.skip()
-        all_claims = self._claims()
         try:
-            claims = _pod_claims(pod, {claim_key(c): c for c in all_claims})
+            claims = _pod_claims(pod, self._claims_by_key())
         except _ClaimProblem as exc:
             return Status.unresolvable(str(exc))
         if not claims:
@@ -291,8 +291,9 @@ class DynamicResources:
             if problem is not None:
                 return problem
         if data.to_allocate:
+            data.to_allocate_claims = [claims[i] for i in data.to_allocate]
             data.allocator = Allocator(
-                classes, self._slices(), self._allocated(all_claims), self._pools
+                classes, self._slices(), self._allocated(), self._pools, self._answers
             )
         state.write(_STATE_KEY, data)
         return None
@@ -337,13 +338,9 @@ class DynamicResources:
         ]
         found: Allocation | None = None
         if data.allocator is not None:
-            deadline = (
-                time.monotonic() + self.args.filter_timeout if self.args.filter_timeout else None
-            )
+            timeout = self.args.filter_timeout or None
             try:
-                found = data.allocator.search(
-                    node, [data.claims[i] for i in data.to_allocate], deadline=deadline
-                )
+                found = data.allocator.search(node, data.to_allocate_claims, timeout=timeout)
             except TimeoutError:
                 return Status.error(f"node {node.name}: timed out trying to allocate devices")
             except AllocationError as exc:

@@ -18,9 +18,12 @@ with the gate off), extended resources backed by DRA.
 
 from __future__ import annotations
 
+import copy
+import json
 import operator
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -37,6 +40,7 @@ __all__ = [
     "Allocator",
     "DeviceID",
     "PoolCache",
+    "SearchCache",
     "claim_key",
     "node_matches",
 ]
@@ -131,6 +135,9 @@ class _Pool:
     #: counter set name -> counter name -> value
     counter_sets: dict[str, dict[str, Decimal]] = field(default_factory=dict)
     devices: list[_Device] = field(default_factory=list)
+    #: every device of the pool's slices, those for other nodes too: the devices whose being
+    #: in use a search on this pool reads (its own, and the shared counters' consumers)
+    device_ids: frozenset[DeviceID] = frozenset()
 
     @property
     def id(self) -> str:
@@ -252,6 +259,66 @@ class PoolCache:
         return entry[1]
 
 
+class SearchCache:
+    """Each node's search answer, kept across scheduling cycles and pods.
+
+    A search's answer follows from the node's pools, the claims' ``spec.devices``, the device
+    classes and which devices of those pools are in use: while all four are the same, a later
+    pod whose claims ask the same thing gets the answer again without a search (the next pod of
+    a workload whose pods ask alike finds every node it did not change as it was). Errors are
+    not kept: a search that raises is run again.
+    """
+
+    __slots__ = ("_answers", "_classes")
+
+    #: answers kept at most; past it all are dropped (nodes gone, claims no longer asked for)
+    LIMIT = 100_000
+
+    def __init__(self) -> None:
+        self._classes: list[Mapping[str, Any]] = []
+        #: (node name, claims' signature) -> (pools, devices of theirs in use, the fit or None)
+        self._answers: dict[
+            tuple[str, str], tuple[list[_Pool], AbstractSet[DeviceID], _Fit | None]
+        ] = {}
+
+    def use_classes(self, classes: Mapping[str, Mapping[str, Any]]) -> None:
+        """Drop every answer unless ``classes`` are the same objects as last time."""
+        current = list(classes.values())
+        if len(current) != len(self._classes) or not all(map(operator.is_, current, self._classes)):
+            self._classes = current
+            self._answers.clear()
+
+    def get(
+        self, node: str, signature: str, pools: list[_Pool], in_use: AbstractSet[DeviceID]
+    ) -> tuple[bool, _Fit | None]:
+        """(whether an answer is kept for these inputs, the answer)."""
+        entry = self._answers.get((node, signature))
+        if entry is None or entry[0] is not pools or entry[1] != in_use:
+            return False, None
+        return True, entry[2]
+
+    def put(
+        self,
+        node: str,
+        signature: str,
+        pools: list[_Pool],
+        in_use: AbstractSet[DeviceID],
+        found: _Fit | None,
+    ) -> None:
+        """Keep ``found`` as the answer for these inputs (``in_use`` is not changed after)."""
+        if len(self._answers) >= self.LIMIT:
+            self._answers.clear()
+        self._answers[(node, signature)] = (pools, in_use, found)
+
+
+def claims_signature(claims: Sequence[Mapping[str, Any]]) -> str:
+    """What a search reads of ``claims`` (each one's ``spec.devices``, in order) as one string:
+    claims with equal signatures get equal answers on a node."""
+    return json.dumps(
+        [_spec(claim).get("devices") for claim in claims], sort_keys=True, default=str
+    )
+
+
 def _build_pool(
     driver: str,
     name: str,
@@ -301,6 +368,11 @@ def _build_pool(
         for slice_ in device_slices
         for device in _spec(slice_).get("devices") or ()
     ]
+    pool.device_ids = frozenset(
+        (driver, name, str(device.get("name", "")))
+        for slice_ in [*device_slices, *pool.other_slices]
+        for device in _spec(slice_).get("devices") or ()
+    )
     return pool
 
 
@@ -412,12 +484,20 @@ class Allocator:
         slices: Sequence[Mapping[str, Any]],
         allocated: Iterable[DeviceID] = (),
         pools: PoolCache | None = None,
+        answers: SearchCache | None = None,
     ) -> None:
-        """``pools``: a cache kept across allocators (a plugin's, across cycles)."""
+        """``pools`` and ``answers``: caches kept across allocators (a plugin's, across
+        cycles); without ``answers`` every search is run."""
         self.classes = classes
         self.pools = pools if pools is not None else PoolCache()
         self.slices = self.pools.index(slices)
         self.allocated = set(allocated)
+        self.answers = answers
+        if answers is not None:
+            answers.use_classes(classes)
+        #: the claims last searched for and their signature (Filter asks for the same claims
+        #: on every node)
+        self._signed: tuple[Sequence[Mapping[str, Any]], str] | None = None
 
     def allocate(
         self,
@@ -441,28 +521,134 @@ class Allocator:
         claims: Sequence[Mapping[str, Any]],
         *,
         deadline: float | None = None,
+        timeout: float | None = None,
     ) -> Allocation | None:
         """:meth:`allocate`, with the ``status.allocation`` mappings built only when asked for
-        (Filter finds a fit on many nodes, Reserve takes one); raises as :meth:`allocate`."""
-        allocation = _Allocation(self, node, claims, deadline)
-        return Allocation(allocation) if allocation.run() else None
+        (Filter finds a fit on many nodes, Reserve takes one); raises as :meth:`allocate`.
+
+        ``timeout``: seconds a search may take, counted from its start (instead of a
+        ``deadline``; an answer kept takes none). With ``answers``, a node's answer kept from an
+        earlier search for the same inputs is given again (see :class:`SearchCache`): Filter
+        asks on every node and most answers are kept, so this path is kept short."""
+        answers = self.answers
+        if answers is None or node is None:
+            found = self._run(node, claims, deadline, timeout)
+            return Allocation(found) if found is not None else None
+        pools = self.pools.pools(node)
+        in_use = self._in_use(pools)
+        signed = self._signed
+        if signed is None or signed[0] is not claims:
+            signed = self._signed = (claims, claims_signature(claims))
+        kept, found = answers.get(node.name, signed[1], pools, in_use)
+        if not kept:
+            found = self._run(node, claims, deadline, timeout)
+            answers.put(node.name, signed[1], pools, in_use, found)
+        return Allocation(found) if found is not None else None
+
+    def _run(
+        self,
+        node: Node | None,
+        claims: Sequence[Mapping[str, Any]],
+        deadline: float | None,
+        timeout: float | None,
+    ) -> _Fit | None:
+        if timeout is not None:
+            deadline = time.monotonic() + timeout
+        return _Allocation(self, node, claims, deadline).run()
+
+    def _in_use(self, pools: Sequence[_Pool]) -> set[DeviceID]:
+        """The devices of ``pools`` in use: all that a search over them reads of
+        :attr:`allocated` (a new set)."""
+        if len(pools) == 1:
+            return self.allocated.intersection(pools[0].device_ids)
+        return set().union(*(self.allocated.intersection(p.device_ids) for p in pools))
 
 
 class Allocation:
     """A fit found by :meth:`Allocator.search`: :meth:`results` builds one ``status.allocation``
     per claim, once."""
 
-    __slots__ = ("_found", "_results")
+    __slots__ = ("_fit", "_results")
 
-    def __init__(self, found: _Allocation) -> None:
-        self._found = found
+    def __init__(self, fit: _Fit) -> None:
+        self._fit = fit
         self._results: list[dict[str, Any]] | None = None
 
     def results(self) -> list[dict[str, Any]]:
         if self._results is None:
-            found = self._found
-            self._results = [found._result(i) for i in range(len(found.claims))]
+            fit = self._fit
+            self._results = [fit.result(i) for i in range(len(fit.claims))]
         return self._results
+
+
+@dataclass(frozen=True)
+class _Fit:
+    """What a successful search chose, without the search's working state (a
+    :class:`SearchCache` keeps it, and a cycle's allocator must not stay alive with it)."""
+
+    claims: Sequence[Mapping[str, Any]]
+    #: per claim, the (request, device) pairs taken, in order
+    results: list[list[tuple[_Request, _Device]]]
+    #: per claim, per request: the alternative allocated
+    chosen: list[list[_Request]]
+    #: per claim, the allocation's node selector
+    node_selectors: list[dict[str, Any] | None]
+
+    def result(self, claim_index: int) -> dict[str, Any]:
+        """The ``status.allocation`` of the claim at ``claim_index``."""
+        claim = self.claims[claim_index]
+        devices = _spec(claim).get("devices") or {}
+        results = []
+        for request, device in self.results[claim_index]:
+            entry: dict[str, Any] = {
+                "request": request.full_name,
+                "driver": device.id[0],
+                "pool": device.id[1],
+                "device": device.id[2],
+            }
+            if request.admin_access:
+                entry["adminAccess"] = True
+            if request.tolerations:
+                entry["tolerations"] = request.tolerations
+            results.append(entry)
+        chosen = self.chosen[claim_index]
+        config: list[dict[str, Any]] = []
+        by_class: dict[str, list[dict[str, Any]]] = {}
+        for request in chosen:
+            class_name = (request.class_.get("metadata") or {}).get("name", "")
+            if class_name in by_class:
+                for entry in by_class[class_name]:
+                    entry["requests"].append(request.full_name)
+                continue
+            entries = [
+                {"source": "FromClass", "requests": [request.full_name], **dict(c)}
+                for c in _spec(request.class_).get("config") or ()
+            ]
+            by_class[class_name] = entries
+            config.extend(entries)
+        names = {r.parent or r.name for r in chosen} | {r.full_name for r in chosen}
+        for entry in devices.get("config") or ():
+            wanted = entry.get("requests") or []
+            if not wanted or any(name in names for name in wanted):
+                config.append({"source": "FromClaim", **dict(entry)})
+        all_names = [r.parent or r.name for r in chosen]
+        for entry in config:
+            wanted = entry.get("requests") or []
+            if wanted and all(
+                name in wanted or r.full_name in wanted
+                for name, r in zip(all_names, chosen, strict=True)
+            ):
+                entry["requests"] = None
+        for entry in config:
+            if entry.get("requests") is None:
+                entry.pop("requests")
+        allocation: dict[str, Any] = {"devices": {"results": results}}
+        if config:
+            allocation["devices"]["config"] = config
+        selector = self.node_selectors[claim_index]
+        if selector is not None:  # a copy: pods given the same kept fit share nothing
+            allocation["nodeSelector"] = copy.deepcopy(selector)
+        return allocation
 
 
 class _Allocation:
@@ -489,13 +675,10 @@ class _Allocation:
         self.available: dict[str, dict[str, dict[str, Decimal]]] = {}
         #: (claim, request) -> the alternative that was allocated
         self.chosen: dict[tuple[int, int], _Request] = {}
-        #: per claim, the allocation's node selector (made by :meth:`run`, which raises when
-        #: it cannot be made)
-        self.node_selectors: list[dict[str, Any] | None] = []
 
     # -- set-up ------------------------------------------------------------------------------
-    def run(self) -> bool:
-        """Search; whether every claim was allocated (:meth:`_result` builds each one)."""
+    def run(self) -> _Fit | None:
+        """Search; the fit when every claim was allocated, else ``None``."""
         self._set_up()
         if not self._claim(0):
             for pool in self.pools:
@@ -503,11 +686,16 @@ class _Allocation:
                     raise AllocationError(
                         f"invalid resource pools were encountered: {pool.id}: {pool.invalid}"
                     )
-            return False
-        self.node_selectors = [
-            self._node_selector([d for _, d in self.results[i]]) for i in range(len(self.claims))
-        ]
-        return True
+            return None
+        return _Fit(
+            self.claims,
+            self.results,
+            [
+                [self.chosen[(i, j)] for j in range(len(self.requests[i]))]
+                for i in range(len(self.claims))
+            ],
+            [self._node_selector([d for _, d in self.results[i]]) for i in range(len(self.claims))],
+        )
 
     def _constraints(self, claim: Mapping[str, Any]) -> list[_MatchAttribute]:
         constraints = []
@@ -789,62 +977,6 @@ class _Allocation:
                 self._consume(device, -1)
 
         return undo
-
-    # -- the result --------------------------------------------------------------------------
-    def _result(self, claim_index: int) -> dict[str, Any]:
-        claim = self.claims[claim_index]
-        devices = _spec(claim).get("devices") or {}
-        results = []
-        for request, device in self.results[claim_index]:
-            entry: dict[str, Any] = {
-                "request": request.full_name,
-                "driver": device.id[0],
-                "pool": device.id[1],
-                "device": device.id[2],
-            }
-            if request.admin_access:
-                entry["adminAccess"] = True
-            if request.tolerations:
-                entry["tolerations"] = request.tolerations
-            results.append(entry)
-        chosen = [self.chosen[(claim_index, i)] for i in range(len(self.requests[claim_index]))]
-        config: list[dict[str, Any]] = []
-        by_class: dict[str, list[dict[str, Any]]] = {}
-        for request in chosen:
-            class_name = (request.class_.get("metadata") or {}).get("name", "")
-            if class_name in by_class:
-                for entry in by_class[class_name]:
-                    entry["requests"].append(request.full_name)
-                continue
-            entries = [
-                {"source": "FromClass", "requests": [request.full_name], **dict(c)}
-                for c in _spec(request.class_).get("config") or ()
-            ]
-            by_class[class_name] = entries
-            config.extend(entries)
-        names = {r.parent or r.name for r in chosen} | {r.full_name for r in chosen}
-        for entry in devices.get("config") or ():
-            wanted = entry.get("requests") or []
-            if not wanted or any(name in names for name in wanted):
-                config.append({"source": "FromClaim", **dict(entry)})
-        all_names = [r.parent or r.name for r in chosen]
-        for entry in config:
-            wanted = entry.get("requests") or []
-            if wanted and all(
-                name in wanted or r.full_name in wanted
-                for name, r in zip(all_names, chosen, strict=True)
-            ):
-                entry["requests"] = None
-        for entry in config:
-            if entry.get("requests") is None:
-                entry.pop("requests")
-        allocation: dict[str, Any] = {"devices": {"results": results}}
-        if config:
-            allocation["devices"]["config"] = config
-        selector = self.node_selectors[claim_index]
-        if selector is not None:
-            allocation["nodeSelector"] = selector
-        return allocation
 
     def _node_selector(self, devices: list[_Device]) -> dict[str, Any] | None:
         fields: list[dict[str, Any]] = []

@@ -33,7 +33,7 @@ from dra_builders import (
     result,
     sub_request,
 )
-from kubesched_dynamic_resources.allocator import AllocationError, Allocator, PoolCache
+from kubesched_dynamic_resources.allocator import AllocationError, Allocator, PoolCache, SearchCache
 
 from kubesched.testing.builders import make_node
 
@@ -572,3 +572,116 @@ def test_search_builds_the_allocation_only_when_asked():
     assert found.results() == [
         allocation(local_selector(NODE_1), result(REQ_0, DRIVER_A, POOL_1, DEVICE_1))
     ]
+
+
+# -- answers kept across cycles and pods (SearchCache) -------------------------------------------
+
+
+def renamed(claims):
+    """The same claims under other names (another pod's, asking the same thing)."""
+    return [
+        {**c, "metadata": {**c["metadata"], "name": f"other-{c['metadata']['name']}"}}
+        for c in claims
+    ]
+
+
+def kept_search(claims, slices, *, node=NODE, allocated=(), classes=CLASSES, caches=None):
+    pools, answers = caches or (PoolCache(), SearchCache())
+    found = Allocator(classes, slices, allocated, pools, answers).search(node, claims)
+    return found.results() if found is not None else None
+
+
+@pytest.mark.parametrize(("claims", "slices", "kwargs", "want"), CASES)
+def test_a_kept_answer_is_the_searchs_answer(claims, slices, kwargs, want):
+    caches = (PoolCache(), SearchCache())
+    fresh = allocate(claims, slices, **kwargs)
+    for asked in (claims, claims, renamed(claims)):
+        assert kept_search(asked, slices, caches=caches, **kwargs) == fresh
+
+
+def test_a_kept_fit_is_searched_again_once_a_device_of_the_pool_is_in_use():
+    caches = (PoolCache(), SearchCache())
+    slices = [resource_slice("slice-1", device(DEVICE_1), device(DEVICE_2), node=NODE_1)]
+    claims = [claim("claim-0", request(REQ_0, CLASS_A))]
+    taken = (DRIVER_A, POOL_1, DEVICE_1)
+    assert kept_search(claims, slices, caches=caches) == [
+        allocation(local_selector(NODE_1), result(REQ_0, DRIVER_A, POOL_1, DEVICE_1))
+    ]
+    assert kept_search(claims, slices, allocated=[taken], caches=caches) == [
+        allocation(local_selector(NODE_1), result(REQ_0, DRIVER_A, POOL_1, DEVICE_2))
+    ]
+    both = [taken, (DRIVER_A, POOL_1, DEVICE_2)]
+    assert kept_search(claims, slices, allocated=both, caches=caches) is None
+    # A device of another pool in use changes nothing here: the kept "no" is the answer.
+    elsewhere = [*both, (DRIVER_B, POOL_2, DEVICE_1)]
+    assert kept_search(claims, slices, allocated=elsewhere, caches=caches) is None
+    assert kept_search(claims, slices, caches=caches) is not None
+
+
+def test_a_device_of_another_node_consuming_the_pools_counters_counts_as_in_use():
+    counters = counter_slice("counters", "counter-set-1", memory="8Gi")
+    counters["spec"]["pool"]["resourceSliceCount"] = 3
+    here = resource_slice(
+        "here",
+        device(DEVICE_1, consumesCounters=consumes("counter-set-1", memory="6Gi")),
+        node=NODE_1,
+        count=3,
+    )
+    there = resource_slice(
+        "there",
+        device(DEVICE_2, consumesCounters=consumes("counter-set-1", memory="6Gi")),
+        node=NODE_2,
+        count=3,
+    )
+    slices = [counters, here, there]
+    claims = [claim("claim-0", request(REQ_0, CLASS_A))]
+    caches = (PoolCache(), SearchCache())
+    assert kept_search(claims, slices, caches=caches) is not None
+    in_use_there = [(DRIVER_A, POOL_1, DEVICE_2)]
+    assert allocate(claims, slices, allocated=in_use_there) is None
+    assert kept_search(claims, slices, allocated=in_use_there, caches=caches) is None
+
+
+def test_kept_answers_are_dropped_when_a_class_changes():
+    caches = (PoolCache(), SearchCache())
+    slices = [one_device_slice()]
+    claims = [claim("claim-0", request(REQ_0, CLASS_A))]
+    assert kept_search(claims, slices, caches=caches) is not None
+    narrowed = device_class(CLASS_A, DRIVER_A)
+    narrowed["spec"]["selectors"] = [{"cel": {"expression": 'device.driver == "other"'}}]
+    assert (
+        kept_search(claims, slices, classes={**CLASSES, CLASS_A: narrowed}, caches=caches) is None
+    )
+
+
+def test_claims_asking_differently_get_their_own_answers():
+    caches = (PoolCache(), SearchCache())
+    slices = [one_device_slice()]
+    one = [claim("claim-0", request(REQ_0, CLASS_A))]
+    two = [claim("claim-1", request(REQ_0, CLASS_A, 2))]
+    assert kept_search(one, slices, caches=caches) is not None
+    assert kept_search(two, slices, caches=caches) is None
+    assert kept_search(one, slices, caches=caches) is not None
+
+
+def test_pods_given_one_kept_fit_share_no_allocation_object():
+    pools, answers = PoolCache(), SearchCache()
+    claims = [claim("claim-0", request(REQ_0, CLASS_A))]
+    allocator = Allocator(CLASSES, [one_device_slice()], (), pools, answers)
+    first, second = allocator.search(NODE, claims), allocator.search(NODE, renamed(claims))
+    assert first is not None and second is not None
+    assert first.results() == second.results()
+    first.results()[0]["nodeSelector"]["nodeSelectorTerms"].clear()
+    assert second.results()[0]["nodeSelector"] == local_selector(NODE_1)
+
+
+def test_a_search_past_its_timeout_raises_and_nothing_is_kept():
+    devices = [device(f"device-{i}") for i in range(40)]
+    slices = [resource_slice("slice-1", *devices, node=NODE_1)]
+    # Every device of class A is tried with the request of class B, which none serves.
+    claims = [claim("claim-0", request(REQ_0, CLASS_A), request(REQ_1, CLASS_B))]
+    pools, answers = PoolCache(), SearchCache()
+    allocator = Allocator(CLASSES, slices, (), pools, answers)
+    with pytest.raises(TimeoutError):
+        allocator.search(NODE, claims, timeout=0.0)
+    assert allocator.search(NODE, claims, timeout=60.0) is None

@@ -7,6 +7,7 @@ import pytest
 from dra_builders import (
     CLASS_A,
     DEVICE_1,
+    DEVICE_2,
     DRIVER_A,
     NODE_1,
     NODE_2,
@@ -104,6 +105,50 @@ def test_the_device_reserved_for_one_pod_is_not_handed_to_the_next_in_the_same_b
         h.run()
         placed = [h.node_of("p1"), h.node_of("p2")]
         assert placed.count(NODE_1) == 1 and placed.count(None) == 1
+
+
+# -- devices in use and answers kept across cycles ---------------------------------------------
+def two_device_harness(*claims):
+    slices = [resource_slice("slice-1", device(DEVICE_1), device(DEVICE_2), node=NODE_1)]
+    return harness(("ResourceClaim", list(claims)), slices=slices)
+
+
+def test_pods_asking_alike_take_the_devices_one_by_one_then_get_kubes_message():
+    with two_device_harness(claim("a"), claim("b"), claim("c")) as h:
+        for name in ("a", "b"):
+            assert h.schedule(pod_with(name, name)).result == "Scheduled"
+        devices = [
+            stored_claim(h, n)["status"]["allocation"]["devices"]["results"][0]["device"]
+            for n in ("a", "b")
+        ]
+        assert devices == [DEVICE_1, DEVICE_2]
+        report = h.schedule(pod_with("c", "c"))
+        assert report.message == f"0/1 nodes are available: 1 {REASON_CANNOT_ALLOCATE}."
+
+
+def test_a_deleted_claim_frees_its_device_for_the_next_pod():
+    with two_device_harness(claim("a"), claim("b"), claim("c")) as h:
+        h.schedule(pod_with("a", "a"))
+        h.schedule(pod_with("b", "b"))
+        assert h.schedule(pod_with("c", "c")).result != "Scheduled"
+        h.backend.delete_pod(h.backend.pod("default", "a"))
+        h.backend.delete_object("ResourceClaim", "default", "a")
+        h.run()
+        assert h.node_of("c") == NODE_1
+        results = stored_claim(h, "c")["status"]["allocation"]["devices"]["results"]
+        assert results[0]["device"] == DEVICE_1
+
+
+def test_a_claim_created_allocated_takes_its_device_from_the_next_pod():
+    taken = claim("taken")
+    taken["status"] = {
+        "allocation": {"devices": {"results": [result(REQ_0, DRIVER_A, POOL_1, DEVICE_2)]}}
+    }
+    with two_device_harness(claim("a"), claim("b")) as h:
+        assert h.schedule(pod_with("a", "a")).result == "Scheduled"
+        h.add_object("ResourceClaim", taken)
+        report = h.schedule(pod_with("b", "b"))
+        assert report.message == f"0/1 nodes are available: 1 {REASON_CANNOT_ALLOCATE}."
 
 
 def test_pods_sharing_a_claim_go_where_it_is_allocated():
