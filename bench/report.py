@@ -117,10 +117,34 @@ def unequal_work(case: CaseResult, ours: str, theirs: str) -> str | None:
     return None
 
 
+def _from_ready(case: CaseResult, contender: str) -> float | None:
+    """A backlog run's pods/s from the contender's ready to its last binding (median), or
+    ``None`` when a run of it lacks that time."""
+    runs = case.of(contender)
+    if not runs or any(not r.ready_to_last_seconds for r in runs):
+        return None
+    return case.median(contender, lambda r: r.pods / (r.ready_to_last_seconds or 1.0))
+
+
+def _throughputs(case: CaseResult, other: str) -> tuple[float | None, float | None, str]:
+    """kubesched's and ``other``'s pods/s for a target, and how they were timed.
+
+    A backlog run is timed from each contender's ready (every pod waiting) to its last
+    binding when both have that time: a first → last window leaves out what a scheduler does
+    before its first binding (kube-scheduler's asynchronous preemption binds nothing until it
+    has decided nearly every preemptor), so it would compare different shares of the work.
+    Burst runs, and results without the time, use first → last."""
+    if case.arrival == "backlog" and other != "ceiling":
+        ours, theirs = _from_ready(case, "kubesched"), _from_ready(case, other)
+        if ours is not None and theirs is not None:
+            return ours, theirs, "backlog, from ready"
+    return case.median("kubesched", _pps), case.median(other, _pps), case.arrival
+
+
 def _versus(case: CaseResult, other: str, floor: float) -> tuple[str, str]:
-    ours, theirs = case.median("kubesched", _pps), case.median(other, _pps)
+    ours, theirs, timed = _throughputs(case, other)
     ratio = _ratio(ours, theirs)
-    measured = f"{_num(ratio, 2)} × ({_num(ours)} vs {_num(theirs)} pods/s, {case.arrival})"
+    measured = f"{_num(ratio, 2)} × ({_num(ours)} vs {_num(theirs)} pods/s, {timed})"
     flagged = unequal_work(case, "kubesched", other)
     if flagged:
         return f"{measured}; {flagged}", "**not comparable**"
