@@ -369,6 +369,7 @@ class SchedulingAlgorithm:
         # through run_filter_with_nominated_pods, never through reused results.
         nominated = fw.handle.nodes_with_nominated_pods() if fw.handle.has_nominated_pods() else ()
         reuse = fw.filter_reuse(state)
+        run_filter: Callable[[CycleState, Pod, NodeInfo], Status | None]
         if reuse is None:
             run_filter = fw.run_filter_with_nominated_pods if nominated else fw.run_filter
         elif not reuse.complete:  # some running Filters must still be called on every node
