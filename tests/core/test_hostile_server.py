@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import pytest
 from kubernetes.client import ApiClient, Configuration
 
+from kubesched.backends.kube.informer import Informer
 from kubesched.backends.kube.transport import OUTCOME_UNKNOWN, ApiError, Transport
 
 #: How long any server below keeps a connection up at most: every test ends by itself.
@@ -175,6 +176,24 @@ def transport_to(server: Hostile, token: str = "t0ken", timeout: float = 5.0) ->
     configuration.api_key = {"authorization": token}
     configuration.api_key_prefix = {"authorization": "Bearer"}
     return Transport(ApiClient(configuration), qps=0, timeout=timeout)
+
+
+def raw_informer(
+    server: Hostile, path: str, on_add: Callable[[dict], object], **options: float
+) -> Informer[dict]:
+    """An informer of raw objects at ``path`` on ``server``, keyed by name, that only reports
+    adds (``options``: the informer's keyword settings, e.g. ``inactivity_seconds``)."""
+    return Informer(
+        transport_to(server),
+        path,
+        dict,
+        lambda o: o["metadata"]["name"],
+        lambda o: o["metadata"]["resourceVersion"],
+        on_add,
+        lambda _old, _new: None,
+        lambda _o: None,
+        **options,
+    )
 
 
 @dataclass

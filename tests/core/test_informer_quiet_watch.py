@@ -16,9 +16,7 @@ import socket
 import threading
 import time
 
-from test_hostile_server import Hostile, answer, numbered, transport_to
-
-from kubesched.backends.kube.informer import Informer
+from test_hostile_server import Hostile, answer, numbered, raw_informer
 
 INACTIVITY = 0.5
 STREAM_HEAD = (
@@ -72,16 +70,8 @@ def test_a_quiet_watch_times_out_at_debug_and_real_failures_stay_warnings(caplog
 
     server = Hostile(handle)
     added: list[dict] = []
-    informer = Informer(
-        transport_to(server),
-        "/api/v1/namespaces",
-        dict,
-        lambda o: o["metadata"]["name"],
-        lambda o: o["metadata"]["resourceVersion"],
-        added.append,
-        lambda _old, _new: None,
-        lambda _o: None,
-        inactivity_seconds=INACTIVITY,
+    informer = raw_informer(
+        server, "/api/v1/namespaces", added.append, inactivity_seconds=INACTIVITY
     )
     informer.start()
     try:

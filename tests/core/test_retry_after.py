@@ -9,9 +9,8 @@ import socket
 import threading
 import time
 
-from test_hostile_server import Hostile, answer, numbered, transport_to
+from test_hostile_server import Hostile, answer, numbered, raw_informer, transport_to
 
-from kubesched.backends.kube.informer import Informer
 from kubesched.backends.kube.transport import MAX_RETRIES, ApiError
 
 TOO_MANY = {"kind": "Status", "reason": "TooManyRequests", "code": 429, "message": "slow down"}
@@ -96,16 +95,7 @@ def test_a_watch_answered_429_backs_off_and_does_not_list_again() -> None:
 
     server = Hostile(handle)
     added: list[dict] = []
-    informer = Informer(
-        transport_to(server),
-        "/api/v1/nodes",
-        dict,
-        lambda o: o["metadata"]["name"],
-        lambda o: o["metadata"]["resourceVersion"],
-        lambda o: (added.append(o), seen.set()),
-        lambda _old, _new: None,
-        lambda _o: None,
-    )
+    informer = raw_informer(server, "/api/v1/nodes", lambda o: (added.append(o), seen.set()))
     informer.start()
     try:
         assert seen.wait(15), "the watch never resumed"
