@@ -104,6 +104,17 @@ def numbered(server: Hostile, sock: socket.socket) -> Iterator[int]:
         yield len(server.requests)
 
 
+def watch_requests(server: Hostile, sock: socket.socket, version: str = "5") -> Iterator[bytes]:
+    """Read requests on ``sock``: answer each list with no items at ``version``, and yield
+    each watch request for the caller to answer."""
+    for _ in numbered(server, sock):
+        request = server.requests[-1]
+        if b"watch=true" not in request.split(b"\r\n", 1)[0]:
+            sock.sendall(answer({"metadata": {"resourceVersion": version}, "items": []}))
+            continue
+        yield request
+
+
 # -- the rows ----------------------------------------------------------------------------------
 def two_answers_in_one_write(server: Hostile, sock: socket.socket) -> None:
     for n in numbered(server, sock):

@@ -16,7 +16,7 @@ import socket
 import threading
 import time
 
-from test_hostile_server import Hostile, answer, numbered, raw_informer
+from test_hostile_server import Hostile, answer, raw_informer, watch_requests
 
 INACTIVITY = 0.5
 STREAM_HEAD = (
@@ -47,11 +47,7 @@ def test_a_quiet_watch_times_out_at_debug_and_real_failures_stay_warnings(caplog
     held = threading.Event()
 
     def handle(server: Hostile, sock: socket.socket) -> None:
-        for _ in numbered(server, sock):
-            request = server.requests[-1]
-            if b"watch=true" not in request.split(b"\r\n", 1)[0]:
-                sock.sendall(answer({"metadata": {"resourceVersion": "5"}, "items": []}))
-                continue
+        for request in watch_requests(server, sock):
             watches.append(request)
             began.append(time.monotonic())
             if len(watches) == 1:  # one event, then silence past the inactivity timeout

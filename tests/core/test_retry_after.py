@@ -9,7 +9,14 @@ import socket
 import threading
 import time
 
-from test_hostile_server import Hostile, answer, numbered, raw_informer, transport_to
+from test_hostile_server import (
+    Hostile,
+    answer,
+    numbered,
+    raw_informer,
+    transport_to,
+    watch_requests,
+)
 
 from kubesched.backends.kube.transport import MAX_RETRIES, ApiError
 
@@ -69,11 +76,7 @@ def test_a_watch_answered_429_backs_off_and_does_not_list_again() -> None:
     seen = threading.Event()
 
     def handle(server: Hostile, sock: socket.socket) -> None:
-        for _ in numbered(server, sock):
-            request = server.requests[-1]
-            if b"watch=true" not in request.split(b"\r\n", 1)[0]:
-                sock.sendall(answer({"metadata": {"resourceVersion": "5"}, "items": []}))
-                continue
+        for _ in watch_requests(server, sock):
             watches.append(time.monotonic())
             if len(watches) <= 2:
                 sock.sendall(too_many("1"))
