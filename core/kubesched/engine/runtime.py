@@ -533,7 +533,7 @@ class Framework:
 
         The same answers as :meth:`run_filter_reusing`, node for node; the Filter loop visits
         hundreds of nodes per pod with it, so the per-node overhead is kept to plain locals
-        (measured in docs/benchmarks.md, "The partial-reuse Filter loop")."""
+        (measured in docs/benchmarks.md, "Later on 2026-12-02")."""
         table = reuse.table
         lookup = table.get
         signed = reuse.signed
