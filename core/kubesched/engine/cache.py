@@ -86,6 +86,12 @@ class Cache:
         if node.images or self._nodes_with_images:
             self._images_changed = True
 
+    def has_node(self, name: str) -> bool:
+        """Whether the node ``name`` is in the cluster as the cache last heard (not deleted)."""
+        with self._lock:
+            info = self._nodes.get(name)
+            return info is not None and info.node is not None
+
     def node_names(self) -> list[str]:
         with self._lock:
             return [name for name, info in self._nodes.items() if info.node is not None]

@@ -723,6 +723,12 @@ class Scheduler:
                 status = self._binding_call(
                     framework, framework.run_pre_bind, state, pod, node, "preBind"
                 )
+            if status.is_success() and not self.cache.has_node(node):
+                # Deleted since the decision (binding cycles may queue behind each other): the
+                # apiserver would accept the Binding and strand the pod on a node that is gone.
+                status = Status(
+                    Code.ERROR, f"node {node} was deleted before pod {pod.key} was bound"
+                )
             if status.is_success():
                 # Extenders bind first when one may (kube's extendersBinding); else the plugins.
                 bind = (
