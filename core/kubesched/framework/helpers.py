@@ -27,6 +27,7 @@ from cachetools import LRUCache
 from kubesched.api.objects import Taint, Toleration
 from kubesched.api.selectors import EQUALS, IN, LabelSelector
 from kubesched.framework.nodeinfo import NodeInfo
+from kubesched.framework.snapshot import NodeListJournal
 
 __all__ = [
     "DO_NOT_SCHEDULE_TAINT_EFFECTS",
@@ -183,18 +184,30 @@ class NodeTally(Generic[K]):
 
     :meth:`refresh` asks ``contribution`` again only for the positions whose NodeInfo changed
     (object or generation) since its last call: the snapshot keeps nodes in place and swaps in
-    a new NodeInfo for a changed node. In a list of another length nodes are matched by name,
-    so that only the changed, added and gone ones are counted again. A key stays in
-    :attr:`totals` while some node contributes to it, even when its amounts add up to
-    0; :attr:`contributors` counts those nodes.
+    a new NodeInfo for a changed node. Given the snapshot's :class:`NodeListJournal` for the
+    list, it finds those positions in the journal instead of comparing every node. In a list of
+    another length nodes are matched by name, so that only the changed, added and gone ones are
+    counted again. A key stays in :attr:`totals` while some node contributes to it, even when
+    its amounts add up to 0; :attr:`contributors` counts those nodes.
     """
 
-    __slots__ = ("_contributions", "_generations", "_infos", "contributors", "totals")
+    __slots__ = (
+        "_contributions",
+        "_generations",
+        "_infos",
+        "_journal",
+        "_journal_read",
+        "contributors",
+        "totals",
+    )
 
     def __init__(self) -> None:
         self._infos: list[NodeInfo | None] = []
         self._generations: list[int] = []
         self._contributions: list[Contribution[K]] = []
+        #: The journal of the list last refreshed from, and how many of its entries were read.
+        self._journal: NodeListJournal | None = None
+        self._journal_read = 0
         #: key -> summed amounts.
         self.totals: dict[K, int] = {}
         #: key -> contributions to it (nodes, unless a node names a key twice).
@@ -214,23 +227,37 @@ class NodeTally(Generic[K]):
         self,
         nodes: Sequence[NodeInfo],
         contribution: Callable[[NodeInfo], Contribution[K]],
+        journal: NodeListJournal | None = None,
     ) -> dict[K, int]:
         """The totals over ``nodes``; ``contribution`` is called for changed nodes that have
         a Node (a NodeInfo without one contributes nothing). The dict is the tally's own:
-        copy it before changing it."""
+        copy it before changing it.
+
+        ``journal``: the snapshot's :attr:`~kubesched.framework.snapshot.Snapshot.journal`
+        when ``nodes`` is its ``node_infos`` (ignored for any other list): only the positions
+        it lists since the last call are looked at."""
         infos, generations, contributions = self._infos, self._generations, self._contributions
-        changed: Iterable[int]
+        if journal is not None and journal.nodes is not nodes:
+            journal = None
+        known = self._journal
+        self._journal = journal
         if len(infos) != len(nodes):
             self._realign(nodes, contribution)
+            self._journal_read = len(journal.replaced) if journal is not None else 0
             return self.totals
+        candidates: Iterable[int]
+        if journal is not None and journal is known:
+            candidates = dict.fromkeys(journal.replaced[self._journal_read :])
         else:
-            changed = [
-                i
-                for i, info in enumerate(nodes)
-                if info is not infos[i] or info.generation != generations[i]
-            ]
-        for i in changed:
-            info = nodes[i]
+            candidates = range(len(nodes))
+        if journal is not None:
+            self._journal_read = len(journal.replaced)
+        changed = [
+            (i, info)
+            for i in candidates
+            if (info := nodes[i]) is not infos[i] or info.generation != generations[i]
+        ]
+        for i, info in changed:
             self._add(contributions[i], -1)
             new = contribution(info) if info.node is not None else []
             self._add(new, 1)

@@ -196,6 +196,7 @@ class InterPodAffinity:
         anti-affinity (each term)."""
         affinity, anti = s.affinity_terms, s.anti_affinity_terms
         counts = self._counts
+        journal = self.handle.snapshot().journal  # used only when nodes are its node_infos
         if affinity:
             affinity_key = "\x01".join(t.key for t in affinity)
 
@@ -214,7 +215,7 @@ class InterPodAffinity:
                 tuple(t.topology_key for t in affinity),
             )
             tally = self._tallies.get(question)
-            s.affinity_counts = dict(tally.refresh(nodes, affinity_contribution))
+            s.affinity_counts = dict(tally.refresh(nodes, affinity_contribution, journal))
         if anti:
 
             def anti_contribution(info: NodeInfo) -> Contribution:
@@ -232,7 +233,7 @@ class InterPodAffinity:
 
             question = ("anti", tuple((t.key, t.topology_key) for t in anti))
             tally = self._tallies.get(question)
-            s.anti_affinity_counts = dict(tally.refresh(nodes, anti_contribution))
+            s.anti_affinity_counts = dict(tally.refresh(nodes, anti_contribution, journal))
 
     # -- PreFilter extensions ----------------------------------------------------------------
     def add_pod(
@@ -329,7 +330,8 @@ class InterPodAffinity:
         )
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status.skip()
-        nodes_all = self.handle.snapshot().node_infos
+        snapshot = self.handle.snapshot()
+        nodes_all = snapshot.node_infos
         terms = parse_pod_terms(pod)
         if terms.errors:
             return Status.error(f"failed to parse pod: {aggregate(terms.errors)}")
@@ -339,7 +341,7 @@ class InterPodAffinity:
         namespace_labels = self._labels_of_namespace(pod.namespace)
         totals = [
             self._tallies.get(("score-term", term.key, term.topology_key, amount)).refresh(
-                nodes_all, self._preferred_term_contribution(term, amount)
+                nodes_all, self._preferred_term_contribution(term, amount), snapshot.journal
             )
             for term, amount in weighted
         ]

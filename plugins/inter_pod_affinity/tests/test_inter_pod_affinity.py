@@ -3666,7 +3666,11 @@ def test_counts_follow_the_pods_of_a_node() -> None:
     pod = make_pod().name("p").pod_affinity_exists("app", "zone", REQUIRED).obj()
     state, _ = pre_filter(plugin, pod, snapshot)
     assert state.read(PRE_FILTER_STATE_KEY).affinity_counts == {}
-    snapshot.get("n-b").add_pod(make_pod().name("x").label("app", "y").node("n-b").obj())
+    # The cache swaps a changed node's fresh copy in (a snapshot's NodeInfos never change in
+    # place: the snapshot's journal lists the swapped positions).
+    changed = snapshot.get("n-b").clone()
+    changed.add_pod(make_pod().name("x").label("app", "y").node("n-b").obj())
+    snapshot._replace(changed)
     state, _ = pre_filter(plugin, pod, snapshot)
     assert state.read(PRE_FILTER_STATE_KEY).affinity_counts == {("zone", "b"): 1}
 

@@ -205,12 +205,13 @@ class PodTopologySpread:
             # No node is left out for this pod in particular: the tallies kept across cycles
             # answer, visiting only the nodes that changed.
             required_keys = frozenset(c.topology_key for c in constraints) if require_all else None
+            journal = self.handle.snapshot().journal  # used only when nodes are its node_infos
             for c, tp_counts in zip(constraints, counts, strict=True):
                 if only_known and not tp_counts:
                     continue
                 key = count_key(c, namespace)
                 totals = domain_tally(
-                    self._tallies, nodes, c, namespace, key, required_keys, self._counts
+                    self._tallies, nodes, c, namespace, key, required_keys, self._counts, journal
                 )
                 if only_known:
                     for value in tp_counts:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from kubesched import NodeInfo, Pod
 from kubesched.api.selectors import LabelSelector
 from kubesched.framework.helpers import NodeMemo, NodeTallies
+from kubesched.framework.snapshot import NodeListJournal
 
 from .constraints import SpreadConstraint
 
@@ -96,11 +97,13 @@ def domain_tally(
     key: str,
     required_keys: frozenset[str] | None,
     counts: PodCounts,
+    journal: NodeListJournal | None = None,
 ) -> dict[str, int]:
     """Matching pods per topology value over ``nodes`` for one constraint, the pod's namespace
     and the topology keys a node must have (``required_keys``; ``None``: every node counts, a
     missing key being the ``""`` domain). Domains are the values of the nodes that qualify,
-    zero counts included; the dict is the tally's own."""
+    zero counts included; the dict is the tally's own. ``journal``: the snapshot's, when
+    ``nodes`` is its ``node_infos`` (only the nodes changed since the last cycle are visited)."""
     topology_key = constraint.topology_key
 
     def contribution(info: NodeInfo) -> list[tuple[str, int]]:
@@ -109,4 +112,4 @@ def domain_tally(
             return []
         return [(labels.get(topology_key, ""), counts.count(info, constraint, namespace, key))]
 
-    return tallies.get((key, topology_key, required_keys)).refresh(nodes, contribution)
+    return tallies.get((key, topology_key, required_keys)).refresh(nodes, contribution, journal)

@@ -5816,7 +5816,11 @@ def test_counts_follow_the_pods_of_a_node() -> None:
     pod = SPREAD_POD.obj()
     state = run_pre_filter(plugin, pod, snapshot)
     assert state.read(PRE_FILTER_STATE_KEY).tp_value_to_match_num == [{"zone1": 0, "zone2": 0}]
-    snapshot.get("node-a").add_pod(make_pod().name("a1").node("node-a").label("foo", "").obj())
+    # The cache swaps a changed node's fresh copy in (a snapshot's NodeInfos never change in
+    # place: the snapshot's journal lists the swapped positions).
+    changed = snapshot.get("node-a").clone()
+    changed.add_pod(make_pod().name("a1").node("node-a").label("foo", "").obj())
+    snapshot._replace(changed)
     state = run_pre_filter(plugin, pod, snapshot)
     assert state.read(PRE_FILTER_STATE_KEY).tp_value_to_match_num == [{"zone1": 1, "zone2": 0}]
     # A fresh NodeInfo object for the same node (the cache replaced it) is counted again.
