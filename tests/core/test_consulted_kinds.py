@@ -167,6 +167,32 @@ def test_in_memory_writes_follow_the_apiservers_rules():
     assert not backend.delete_object("PersistentVolume", "", "pv-2")
 
 
+def test_in_memory_writes_find_each_object_after_creates_deletes_and_lists_set_from_outside():
+    """Writes find an object by key through an index: it must follow creates, deletes (which
+    move later objects up), and a list assigned or grown by a test behind the backend."""
+    backend = InMemoryBackend(objects={"PersistentVolume": [pv(f"pv-{i}") for i in range(5)]})
+
+    def labels(name: str) -> dict:
+        return backend.patch_object(
+            "PersistentVolume", "", name, {"metadata": {"labels": {"at": name}}}
+        )["metadata"]["labels"]
+
+    assert labels("pv-3") == {"at": "pv-3"}
+    assert backend.delete_object("PersistentVolume", "", "pv-1")
+    assert labels("pv-4") == {"at": "pv-4"}  # moved up one place by the deletion
+    backend.create_object("PersistentVolume", pv("pv-9"))
+    assert labels("pv-9") == {"at": "pv-9"}
+    backend.objects["PersistentVolume"].append(pv("pv-7"))  # grown behind the backend
+    assert labels("pv-7") == {"at": "pv-7"}
+    backend.objects["PersistentVolume"] = [pv("pv-8")]  # replaced behind the backend
+    assert labels("pv-8") == {"at": "pv-8"}
+    with pytest.raises(ObjectWriteError) as missing:
+        labels("pv-3")
+    assert missing.value.not_found
+    names = [o["metadata"]["name"] for o in backend.lister("PersistentVolume")()]
+    assert names == ["pv-8"]
+
+
 CLAIM_NOT_FOUND = 'persistentvolumeclaim "{}" not found'
 
 

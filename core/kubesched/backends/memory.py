@@ -89,6 +89,8 @@ class InMemoryBackend:
         #: Writes of consulted objects so far (``create_object``, ``update_object``, …).
         self.object_writes = 0
         self._resource_version = 0
+        #: kind -> (the list indexed, its length then, object key -> position) (:meth:`_find`).
+        self._positions: dict[str, tuple[list[Mapping[str, Any]], int, dict[str, int]]] = {}
         self._handler: EventHandler | None = None
         self._lock = threading.RLock()
 
@@ -164,10 +166,17 @@ class InMemoryBackend:
 
     # -- consulted objects: writes take effect at once ------------------------------------------
     def _find(self, kind: str, key: str) -> int:
-        for index, obj in enumerate(self.objects.get(kind, ())):
-            if _object_key(obj) == key:
-                return index
-        return -1
+        """The position of ``key`` in ``objects[kind]``, or -1: from an index by key, so a write
+        costs a look-up rather than a scan of every object of the kind. The index is rebuilt
+        when the list was replaced or resized behind it (tests assign ``objects[kind]``)."""
+        items = self.objects.get(kind, [])
+        cached = self._positions.get(kind)
+        if cached is None or cached[0] is not items or cached[1] != len(items):
+            positions: dict[str, int] = {}
+            for index, obj in enumerate(items):
+                positions.setdefault(_object_key(obj), index)  # the first, as a scan finds
+            cached = self._positions[kind] = (items, len(items), positions)
+        return cached[2].get(key, -1)
 
     def _stamp(self, obj: dict[str, Any]) -> dict[str, Any]:
         self._resource_version += 1
@@ -193,7 +202,12 @@ class InMemoryBackend:
             if self._find(kind, key) >= 0:
                 raise ObjectWriteError(kind, key, 409, "already exists")
             stored = self._stamp(copy.deepcopy(dict(obj)))
-            self.objects.setdefault(kind, []).append(stored)
+            items = self.objects.setdefault(kind, [])
+            items.append(stored)
+            cached = self._positions.get(kind)
+            if cached is not None and cached[0] is items and cached[1] == len(items) - 1:
+                cached[2][key] = len(items) - 1
+                self._positions[kind] = (items, len(items), cached[2])
             self._deliver(kind, None, stored)
             return copy.deepcopy(stored)
 
@@ -274,6 +288,7 @@ class InMemoryBackend:
             if index < 0:
                 return False
             gone = self.objects[kind].pop(index)
+            self._positions.pop(kind, None)  # the later positions moved
             self.object_writes += 1
             on_delete = getattr(self._handler, "on_object_delete", None)
             if on_delete is not None:
