@@ -9,7 +9,8 @@ keeps them in a library rather than in one plugin, so the four plugins agree on 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import operator
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kubesched.api.objects import Node, Pod
@@ -23,6 +24,7 @@ __all__ = [
     "ANN_BOUND_BY_CONTROLLER",
     "ANN_SELECTED_NODE",
     "ANN_STORAGE_PROVISIONER",
+    "IndexedLister",
     "PodClaim",
     "by_key",
     "check_node_affinity",
@@ -85,6 +87,41 @@ def object_key(obj: Mapping[str, Any]) -> str:
 def by_key(objects: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
     """Objects by :func:`object_key` (a lister's answer made searchable)."""
     return {object_key(obj): obj for obj in objects}
+
+
+class IndexedLister:
+    """A lister's objects by :func:`object_key`, built again only when the lister hands out
+    other objects than last time.
+
+    Informers and the in-memory backend replace an object on every change (they never edit
+    one in place), so "the same objects, in the same order" means nothing changed: the index
+    of the previous call is returned, the same dict. That identity is also a version: a value
+    worked out from an index stays valid while the index is the same object. The dict is
+    shared; callers must not change it.
+    """
+
+    __slots__ = ("_last", "_lister")
+
+    def __init__(self, lister: Callable[[], list[Mapping[str, Any]]]) -> None:
+        self._lister = lister
+        #: The last listing and its index, as one tuple (a reader on another thread sees
+        #: either the old pair or the new one).
+        self._last: tuple[list[Mapping[str, Any]], dict[str, Mapping[str, Any]]] | None = None
+
+    def __call__(self) -> dict[str, Mapping[str, Any]]:
+        """The objects by key, as the lister shows them now."""
+        listed = self._lister()
+        last = self._last
+        if (
+            last is not None
+            and len(last[0]) == len(listed)
+            and all(map(operator.is_, last[0], listed))
+        ):
+            return last[1]
+        index = by_key(listed)
+        # A copy: a lister may hand out one list it changes in place.
+        self._last = (list(listed), index)
+        return index
 
 
 def not_found(kind: str, name: str) -> str:

@@ -31,7 +31,7 @@ from kubesched import (
     hookimpl,
 )
 from kubesched.api.storage import (
-    by_key,
+    IndexedLister,
     claim_class,
     ephemeral_owner_error,
     meta,
@@ -113,7 +113,7 @@ class _Lookup:
 
     def csi_node(self, name: str) -> Mapping[str, Any] | None:
         if self._csi_nodes is None:
-            self._csi_nodes = by_key(self.plugin.list_csi_nodes())
+            self._csi_nodes = self.plugin.csi_nodes()
         return self._csi_nodes.get(name)
 
     def attachments(self) -> list[Mapping[str, Any]]:
@@ -126,17 +126,17 @@ class _Lookup:
 
     def pvc(self, namespace: str, name: str) -> Mapping[str, Any] | None:
         if self._pvcs is None:
-            self._pvcs = by_key(self.plugin.list_pvcs())
+            self._pvcs = self.plugin.pvcs()
         return self._pvcs.get(f"{namespace}/{name}")
 
     def pv(self, name: str) -> Mapping[str, Any] | None:
         if self._pvs is None:
-            self._pvs = by_key(self.plugin.list_pvs())
+            self._pvs = self.plugin.pvs()
         return self._pvs.get(name)
 
     def storage_class(self, name: str) -> Mapping[str, Any] | None:
         if self._classes is None:
-            self._classes = by_key(self.plugin.list_classes())
+            self._classes = self.plugin.classes()
         return self._classes.get(name)
 
 
@@ -150,10 +150,10 @@ class NodeVolumeLimits:
             raise ArgsError(
                 [FieldError(key, f"unknown field; {NAME} takes no args") for key in args]
             )
-        self.list_csi_nodes = handle.lister("CSINode")
-        self.list_pvs = handle.lister("PersistentVolume")
-        self.list_pvcs = handle.lister("PersistentVolumeClaim")
-        self.list_classes = handle.lister("StorageClass")
+        self.csi_nodes = IndexedLister(handle.lister("CSINode"))
+        self.pvs = IndexedLister(handle.lister("PersistentVolume"))
+        self.pvcs = IndexedLister(handle.lister("PersistentVolumeClaim"))
+        self.classes = IndexedLister(handle.lister("StorageClass"))
         self.list_attachments = handle.lister("VolumeAttachment")
         # kube's randomVolumeIDPrefix: an unbound claim's stand-in handle never meets a real one.
         self._unbound_prefix = uuid.uuid4().hex

@@ -42,7 +42,7 @@ from kubesched.api.storage import (
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
-    by_key,
+    IndexedLister,
     check_node_affinity,
     claim_class,
     ephemeral_owner_error,
@@ -256,9 +256,9 @@ class VolumeBinding:
         self.handle = handle
         self.pvs = AssumeCache(handle.lister("PersistentVolume"))
         self.pvcs = AssumeCache(handle.lister("PersistentVolumeClaim"))
-        self.list_classes = handle.lister("StorageClass")
+        self.classes = IndexedLister(handle.lister("StorageClass"))
         self.list_csi_nodes = handle.lister("CSINode")
-        self.list_drivers = handle.lister("CSIDriver")
+        self.drivers = IndexedLister(handle.lister("CSIDriver"))
         self.list_capacities = handle.lister("CSIStorageCapacity")
         self.scorer = broken_linear(self.args.shape)
         #: The clock PreBind's wait reads, and how it sleeps (tests replace both).
@@ -304,7 +304,7 @@ class VolumeBinding:
         claims = self._pod_claims(pod, self.pvcs.objects())
         if isinstance(claims, Status):
             return claims
-        classes = by_key(self.list_classes())
+        classes = self.classes()
         sorted_claims = PodVolumeClaims()
         for pvc in claims:
             if _fully_bound(pvc):
@@ -334,7 +334,7 @@ class VolumeBinding:
         cluster = Cluster(
             pvs,
             classes,
-            by_key(self.list_drivers()) if sorted_claims.unbound_delay_binding else {},
+            self.drivers() if sorted_claims.unbound_delay_binding else {},
             self.list_capacities() if sorted_claims.unbound_delay_binding else [],
         )
         state.write(STATE_KEY, _State(sorted_claims, cluster))
@@ -500,7 +500,7 @@ class VolumeBinding:
 
     def _complete_in_memory(self, backend: Any, volumes: PodVolumes, node_name: str) -> None:
         info = self.handle.snapshot().get(node_name)
-        classes = by_key(self.list_classes())
+        classes = self.classes()
         for binding in volumes.static_bindings:
             simulated.complete_static_binding(backend, binding.pv, binding.pvc)
         for provision in volumes.dynamic_provisions:
