@@ -12,7 +12,7 @@ its class's provisioner.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kubesched import (
@@ -40,6 +40,7 @@ from kubesched.api.storage import (
     pod_volumes,
     uses_claim,
 )
+from kubesched.framework.helpers import NodeMemo
 
 __all__ = ["IN_TREE_DRIVERS", "NAME", "REASON_MAX_VOLUME_COUNT", "NodeVolumeLimits"]
 
@@ -96,16 +97,24 @@ def _limits(csi_node: Mapping[str, Any] | None) -> dict[str, int]:
     return limits
 
 
+#: What a count of a node's volumes was worked out from: the PVC, PV, StorageClass and
+#: VolumeAttachment indexes (each the same object while none of its kind changed) and the
+#: CSINode's migrated plugins.
+_Sources = tuple[
+    Mapping[str, Any], Mapping[str, Any], Mapping[str, Any], Mapping[str, Any], str | None
+]
+
+
 class _Lookup:
-    """One Filter call's view of the listers (each listed once, when first needed)."""
+    """One cycle's view of the listers (each listed once, when first needed)."""
 
     def __init__(self, plugin: NodeVolumeLimits) -> None:
         self.plugin = plugin
-        self._pvcs: dict[str, Mapping[str, Any]] | None = None
-        self._pvs: dict[str, Mapping[str, Any]] | None = None
-        self._classes: dict[str, Mapping[str, Any]] | None = None
-        self._csi_nodes: dict[str, Mapping[str, Any]] | None = None
-        self._attachments: list[Mapping[str, Any]] | None = None
+        self._pvcs: Mapping[str, Mapping[str, Any]] | None = None
+        self._pvs: Mapping[str, Mapping[str, Any]] | None = None
+        self._classes: Mapping[str, Mapping[str, Any]] | None = None
+        self._csi_nodes: Mapping[str, Mapping[str, Any]] | None = None
+        self._attachments: Mapping[str, Mapping[str, Any]] | None = None
         #: (pod UID, the CSINode's migrated plugins) -> the pod's own counted volumes (or the
         #: rejection): all the pod's volumes depend on of a node, worked out once per cycle
         #: rather than at each of the hundreds of nodes Filter visits.
@@ -116,10 +125,27 @@ class _Lookup:
             self._csi_nodes = self.plugin.csi_nodes()
         return self._csi_nodes.get(name)
 
-    def attachments(self) -> list[Mapping[str, Any]]:
+    def csi_node_count(self) -> int:
+        self.csi_node("")
+        return len(self._csi_nodes or ())
+
+    def attachments(self) -> Iterable[Mapping[str, Any]]:
         if self._attachments is None:
-            self._attachments = self.plugin.list_attachments()
-        return self._attachments
+            self._attachments = self.plugin.attachments()
+        return self._attachments.values()
+
+    def sources(self, migrated: str | None) -> _Sources:
+        """What the volumes counted on a node depend on besides its pods (listing each kind
+        not listed yet)."""
+        if self._pvcs is None:
+            self._pvcs = self.plugin.pvcs()
+        if self._pvs is None:
+            self._pvs = self.plugin.pvs()
+        if self._classes is None:
+            self._classes = self.plugin.classes()
+        if self._attachments is None:
+            self._attachments = self.plugin.attachments()
+        return self._pvcs, self._pvs, self._classes, self._attachments, migrated
 
     def clone(self) -> _Lookup:
         return self
@@ -140,6 +166,10 @@ class _Lookup:
         return self._classes.get(name)
 
 
+def _same_sources(a: _Sources, b: _Sources) -> bool:
+    return a[0] is b[0] and a[1] is b[1] and a[2] is b[2] and a[3] is b[3] and a[4] == b[4]
+
+
 class NodeVolumeLimits:
     """Keeps a node's CSI volumes within its drivers' attach limits."""
 
@@ -154,7 +184,15 @@ class NodeVolumeLimits:
         self.pvs = IndexedLister(handle.lister("PersistentVolume"))
         self.pvcs = IndexedLister(handle.lister("PersistentVolumeClaim"))
         self.classes = IndexedLister(handle.lister("StorageClass"))
-        self.list_attachments = handle.lister("VolumeAttachment")
+        self.attachments = IndexedLister(handle.lister("VolumeAttachment"))
+        #: Per node, the volumes its pods and VolumeAttachments hold there (or the error one
+        #: of its pods is), with what they were counted from: kept while the node's pods, the
+        #: volume objects and the CSINode's migrated plugins stay the same.
+        self._attached = NodeMemo()
+        #: Per CSINode name: the object, its migrated plugins and its limits.
+        self._csi_node_info: dict[
+            str, tuple[Mapping[str, Any] | None, str | None, dict[str, int]]
+        ] = {}
         # kube's randomVolumeIDPrefix: an unbound claim's stand-in handle never meets a real one.
         self._unbound_prefix = uuid.uuid4().hex
 
@@ -172,8 +210,30 @@ class NodeVolumeLimits:
         the others, list what Filter reads once for the cycle."""
         if any(self._counted(v, None) for v in pod_volumes(pod)):
             state.write(STATE_KEY, _Lookup(self))
+            if len(self._attached) > len(self._csi_node_info) + 1024:
+                self._attached.forget(self._csi_node_info)
             return None
         return Status.skip()
+
+    def _csi_node_of(
+        self, lookup: _Lookup, name: str
+    ) -> tuple[Mapping[str, Any] | None, str | None, dict[str, int]]:
+        """The node's CSINode, its migrated plugins and its limits (read again only when
+        the CSINode is another object)."""
+        csi_node = lookup.csi_node(name)
+        info = self._csi_node_info
+        known = info.get(name)
+        if known is not None and known[0] is csi_node:
+            return known
+        known = (csi_node, _migrated_plugins(csi_node), _limits(csi_node))
+        if csi_node is None:
+            info.pop(name, None)
+            return known
+        info[name] = known
+        if len(info) > lookup.csi_node_count() + 1024:  # CSINodes deleted meanwhile
+            for gone in [n for n in info if lookup.csi_node(n) is None]:
+                del info[gone]
+        return known
 
     def _driver_info(
         self, lookup: _Lookup, csi_node: Mapping[str, Any] | None, pvc: Mapping[str, Any]
@@ -262,14 +322,43 @@ class NodeVolumeLimits:
             if isinstance(csi, Mapping) and csi.get("driver") and csi.get("volumeHandle"):
                 result[f"{csi['driver']}/{csi['volumeHandle']}"] = str(csi["driver"])
 
+    def _attached_on(
+        self,
+        lookup: _Lookup,
+        node_info: NodeInfo,
+        csi_node: Mapping[str, Any] | None,
+        migrated: str | None,
+    ) -> tuple[Status | None, dict[str, str]]:
+        """The volumes held on the node by its pods and VolumeAttachments (``driver/handle
+        -> driver``), or the error of a pod there; counted again only when the node's pods,
+        a PVC, PV, StorageClass or VolumeAttachment, or the CSINode's migrated plugins
+        changed."""
+        sources = lookup.sources(migrated)
+        memo = self._attached.get(node_info)
+        known = memo.get(NAME)
+        if known is not None and _same_sources(known[0], sources):
+            return known[1], known[2]
+        attached: dict[str, str] = {}
+        problem = None
+        for existing in node_info.pods.values():
+            problem = self._attachable(lookup, existing, csi_node, False, attached)
+            if problem is not None:
+                break
+        else:
+            self._attached_by_attachments(lookup, node_info.name, attached)
+        memo[NAME] = (sources, problem, attached)
+        return problem, attached
+
     @hookimpl
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """Reject the node when a driver's new volumes would pass its attach limit."""
-        if not pod_volumes(pod):
-            return None
-        lookup = state.get(STATE_KEY) or _Lookup(self)
-        csi_node = lookup.csi_node(node_info.name)
-        key = (pod.uid, _migrated_plugins(csi_node))
+        lookup = state.get(STATE_KEY)
+        if lookup is None:
+            if not pod_volumes(pod):
+                return None
+            lookup = _Lookup(self)
+        csi_node, migrated, limits = self._csi_node_of(lookup, node_info.name)
+        key = (pod.uid, migrated)
         own = lookup.own_volumes.get(key)
         if own is None:
             found: dict[str, str] = {}
@@ -282,16 +371,12 @@ class NodeVolumeLimits:
             return problem
         if not counted:
             return None
-        new_volumes = dict(counted)  # a volume shared with a pod there is dropped below
-        limits = _limits(csi_node)
         if not limits:
             return None
-        attached: dict[str, str] = {}
-        for existing in node_info.pods.values():
-            problem = self._attachable(lookup, existing, csi_node, False, attached)
-            if problem is not None:
-                return problem
-        self._attached_by_attachments(lookup, node_info.name, attached)
+        problem, attached = self._attached_on(lookup, node_info, csi_node, migrated)
+        if problem is not None:
+            return problem
+        new_volumes = dict(counted)  # a volume shared with a pod there is dropped below
         attached_count: dict[str, int] = {}
         for unique, driver in attached.items():
             new_volumes.pop(unique, None)  # a volume shared with a pod there counts once
