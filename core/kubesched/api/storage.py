@@ -34,6 +34,7 @@ __all__ = [
     "label_zones_to_set",
     "manifest_errors",
     "meta",
+    "node_affinity",
     "not_found",
     "object_key",
     "pod_claims",
@@ -224,17 +225,24 @@ def _required_affinity(required: Mapping[str, Any]) -> NodeSelector:
     return selector
 
 
-def check_node_affinity(pv: Mapping[str, Any], node: Node) -> bool:
-    """Whether ``node`` satisfies the PV's required node affinity (``CheckNodeAffinity``): a PV
-    without one fits every node; its terms are ORed, as in a pod's node affinity. Each
-    affinity is parsed once (listers hand out the same objects until they change)."""
+def node_affinity(pv: Mapping[str, Any]) -> NodeSelector | None:
+    """The PV's required node affinity, parsed (``None`` when it has none: it fits every
+    node). Each affinity is parsed once (listers hand out the same objects until they
+    change)."""
     affinity = (pv.get("spec") or {}).get("nodeAffinity")
     if not isinstance(affinity, Mapping):
-        return True
+        return None
     required = affinity.get("required")
     if not isinstance(required, Mapping):
-        return True
-    return _required_affinity(required).matches(node)
+        return None
+    return _required_affinity(required)
+
+
+def check_node_affinity(pv: Mapping[str, Any], node: Node) -> bool:
+    """Whether ``node`` satisfies the PV's required node affinity (``CheckNodeAffinity``): a PV
+    without one fits every node; its terms are ORed, as in a pod's node affinity."""
+    selector = node_affinity(pv)
+    return selector is None or selector.matches(node)
 
 
 def label_zones_to_set(value: str) -> set[str]:
