@@ -328,17 +328,18 @@ class NodeVolumeLimits:
         node_info: NodeInfo,
         csi_node: Mapping[str, Any] | None,
         migrated: str | None,
-    ) -> tuple[Status | None, dict[str, str]]:
+    ) -> tuple[Status | None, dict[str, str], dict[str, int]]:
         """The volumes held on the node by its pods and VolumeAttachments (``driver/handle
-        -> driver``), or the error of a pod there; counted again only when the node's pods,
-        a PVC, PV, StorageClass or VolumeAttachment, or the CSINode's migrated plugins
-        changed."""
+        -> driver``) and their number per driver, or the error of a pod there; counted again
+        only when the node's pods, a PVC, PV, StorageClass or VolumeAttachment, or the
+        CSINode's migrated plugins changed."""
         sources = lookup.sources(migrated)
         memo = self._attached.get(node_info)
         known = memo.get(NAME)
         if known is not None and _same_sources(known[0], sources):
-            return known[1], known[2]
+            return known[1]
         attached: dict[str, str] = {}
+        attached_count: dict[str, int] = {}
         problem = None
         for existing in node_info.pods.values():
             problem = self._attachable(lookup, existing, csi_node, False, attached)
@@ -346,8 +347,11 @@ class NodeVolumeLimits:
                 break
         else:
             self._attached_by_attachments(lookup, node_info.name, attached)
-        memo[NAME] = (sources, problem, attached)
-        return problem, attached
+            for driver in attached.values():
+                attached_count[driver] = attached_count.get(driver, 0) + 1
+        held = (problem, attached, attached_count)
+        memo[NAME] = (sources, held)
+        return held
 
     @hookimpl
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
@@ -373,17 +377,13 @@ class NodeVolumeLimits:
             return None
         if not limits:
             return None
-        problem, attached = self._attached_on(lookup, node_info, csi_node, migrated)
+        problem, attached, attached_count = self._attached_on(lookup, node_info, csi_node, migrated)
         if problem is not None:
             return problem
-        new_volumes = dict(counted)  # a volume shared with a pod there is dropped below
-        attached_count: dict[str, int] = {}
-        for unique, driver in attached.items():
-            new_volumes.pop(unique, None)  # a volume shared with a pod there counts once
-            attached_count[driver] = attached_count.get(driver, 0) + 1
         new_count: dict[str, int] = {}
-        for driver in new_volumes.values():
-            new_count[driver] = new_count.get(driver, 0) + 1
+        for unique, driver in counted.items():
+            if unique not in attached:  # a volume shared with a pod there counts once
+                new_count[driver] = new_count.get(driver, 0) + 1
         for driver, count in new_count.items():
             limit = limits.get(driver)
             if limit is not None and attached_count.get(driver, 0) + count > limit:
