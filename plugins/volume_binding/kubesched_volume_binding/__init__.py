@@ -200,6 +200,9 @@ class _State:
     by_node: dict[str, PodVolumes] = field(default_factory=dict)
     has_static_bindings: bool = False
     all_bound: bool = False
+    #: What every node needs done, when that does not depend on the node (every claim bound
+    #: to an existing PV without node affinity): nothing. One object for all the nodes.
+    everywhere: PodVolumes | None = None
 
 
 def _fully_bound(pvc: Mapping[str, Any]) -> bool:
@@ -337,7 +340,13 @@ class VolumeBinding:
             self.drivers() if sorted_claims.unbound_delay_binding else {},
             self.list_capacities() if sorted_claims.unbound_delay_binding else [],
         )
-        state.write(STATE_KEY, _State(sorted_claims, cluster))
+        data = _State(sorted_claims, cluster)
+        if not sorted_claims.unbound_delay_binding and all(
+            pv is not None and affinity is None
+            for pv, affinity in sorted_claims.bound_volumes(cluster.pvs)
+        ):
+            data.everywhere = PodVolumes()
+        state.write(STATE_KEY, data)
         # kube-scheduler v1.37 narrows no nodes here (its GetEligibleNodes is gone): each node
         # a bound local PV excludes is rejected by Filter, under Filter's reason.
         return None
@@ -352,6 +361,9 @@ class VolumeBinding:
         node = node_info.node
         if node is None:
             return Status.error("node not found")
+        if data.everywhere is not None:  # find_pod_volumes' answer at every node
+            data.by_node[node.name] = data.everywhere
+            return None
         try:
             volumes, reasons = find_pod_volumes(data.cluster, data.claims, node)
         except BinderError as exc:
