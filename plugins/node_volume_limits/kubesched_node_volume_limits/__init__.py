@@ -11,6 +11,7 @@ its class's provisioner.
 
 from __future__ import annotations
 
+import operator
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -97,12 +98,29 @@ def _limits(csi_node: Mapping[str, Any] | None) -> dict[str, int]:
     return limits
 
 
-#: What a count of a node's volumes was worked out from: the PVC, PV, StorageClass and
-#: VolumeAttachment indexes (each the same object while none of its kind changed) and the
-#: CSINode's migrated plugins.
-_Sources = tuple[
-    Mapping[str, Any], Mapping[str, Any], Mapping[str, Any], Mapping[str, Any], str | None
-]
+#: What a count of a node's volumes was worked out from besides the node and its CSINode: the
+#: PVC, PV, StorageClass and VolumeAttachment indexes (each the same object while none of its
+#: kind changed).
+_Sources = tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]]
+
+#: The volumes held on a node (``driver/handle -> driver``) and their number per driver, or
+#: the error of a pod there.
+_Counted = tuple[Status | None, dict[str, str], dict[str, int]]
+
+
+class _Held:
+    """What Filter reads of one node besides the pod: its CSINode's migrated plugins and
+    limits, and (once asked for) the volumes held there; valid while the node's NodeInfo, its
+    CSINode and the sources stay the same objects."""
+
+    __slots__ = ("counted", "csi_node", "limits", "migrated", "sources")
+
+    def __init__(self, sources: _Sources, csi_node: Mapping[str, Any] | None) -> None:
+        self.sources = sources
+        self.csi_node = csi_node
+        self.migrated = _migrated_plugins(csi_node)
+        self.limits = _limits(csi_node)
+        self.counted: _Counted | None = None
 
 
 class _Lookup:
@@ -115,28 +133,33 @@ class _Lookup:
         self._classes: Mapping[str, Mapping[str, Any]] | None = None
         self._csi_nodes: Mapping[str, Mapping[str, Any]] | None = None
         self._attachments: Mapping[str, Mapping[str, Any]] | None = None
+        self._sources: _Sources | None = None
         #: (pod UID, the CSINode's migrated plugins) -> the pod's own counted volumes (or the
         #: rejection): all the pod's volumes depend on of a node, worked out once per cycle
         #: rather than at each of the hundreds of nodes Filter visits.
         self.own_volumes: dict[tuple[str, str | None], tuple[Status | None, dict[str, str]]] = {}
+
+    def csi_nodes(self) -> Mapping[str, Mapping[str, Any]]:
+        if self._csi_nodes is None:
+            self._csi_nodes = self.plugin.csi_nodes()
+        return self._csi_nodes
 
     def csi_node(self, name: str) -> Mapping[str, Any] | None:
         if self._csi_nodes is None:
             self._csi_nodes = self.plugin.csi_nodes()
         return self._csi_nodes.get(name)
 
-    def csi_node_count(self) -> int:
-        self.csi_node("")
-        return len(self._csi_nodes or ())
-
     def attachments(self) -> Iterable[Mapping[str, Any]]:
         if self._attachments is None:
             self._attachments = self.plugin.attachments()
         return self._attachments.values()
 
-    def sources(self, migrated: str | None) -> _Sources:
-        """What the volumes counted on a node depend on besides its pods (listing each kind
-        not listed yet)."""
+    def sources(self) -> _Sources:
+        """What the volumes counted on a node depend on besides its pods and CSINode (listing
+        each kind not listed yet): the plugin's previous tuple when every index is the same,
+        so that one identity check per node tells whether its count still holds."""
+        if self._sources is not None:
+            return self._sources
         if self._pvcs is None:
             self._pvcs = self.plugin.pvcs()
         if self._pvs is None:
@@ -145,7 +168,12 @@ class _Lookup:
             self._classes = self.plugin.classes()
         if self._attachments is None:
             self._attachments = self.plugin.attachments()
-        return self._pvcs, self._pvs, self._classes, self._attachments, migrated
+        fresh = (self._pvcs, self._pvs, self._classes, self._attachments)
+        last = self.plugin.last_sources
+        if last is not None and all(map(operator.is_, last, fresh)):
+            fresh = last
+        self._sources = self.plugin.last_sources = fresh
+        return fresh
 
     def clone(self) -> _Lookup:
         return self
@@ -166,10 +194,6 @@ class _Lookup:
         return self._classes.get(name)
 
 
-def _same_sources(a: _Sources, b: _Sources) -> bool:
-    return a[0] is b[0] and a[1] is b[1] and a[2] is b[2] and a[3] is b[3] and a[4] == b[4]
-
-
 class NodeVolumeLimits:
     """Keeps a node's CSI volumes within its drivers' attach limits."""
 
@@ -185,14 +209,11 @@ class NodeVolumeLimits:
         self.pvcs = IndexedLister(handle.lister("PersistentVolumeClaim"))
         self.classes = IndexedLister(handle.lister("StorageClass"))
         self.attachments = IndexedLister(handle.lister("VolumeAttachment"))
-        #: Per node, the volumes its pods and VolumeAttachments hold there (or the error one
-        #: of its pods is), with what they were counted from: kept while the node's pods, the
-        #: volume objects and the CSINode's migrated plugins stay the same.
-        self._attached = NodeMemo()
-        #: Per CSINode name: the object, its migrated plugins and its limits.
-        self._csi_node_info: dict[
-            str, tuple[Mapping[str, Any] | None, str | None, dict[str, int]]
-        ] = {}
+        #: Per node with a CSINode, its :class:`_Held`: kept while the node's pods
+        #: (NodeInfo), its CSINode and the volume objects stay the same.
+        self._held = NodeMemo()
+        #: The sources of the last cycle (:meth:`_Lookup.sources`).
+        self.last_sources: _Sources | None = None
         # kube's randomVolumeIDPrefix: an unbound claim's stand-in handle never meets a real one.
         self._unbound_prefix = uuid.uuid4().hex
 
@@ -209,31 +230,13 @@ class NodeVolumeLimits:
         """Skip pods without a claim, an ephemeral volume or a migratable in-tree volume; for
         the others, list what Filter reads once for the cycle."""
         if any(self._counted(v, None) for v in pod_volumes(pod)):
-            state.write(STATE_KEY, _Lookup(self))
-            if len(self._attached) > len(self._csi_node_info) + 1024:
-                self._attached.forget(self._csi_node_info)
+            lookup = _Lookup(self)
+            state.write(STATE_KEY, lookup)
+            csi_nodes = lookup.csi_nodes()
+            if len(self._held) > len(csi_nodes) + 1024:  # nodes or CSINodes deleted
+                self._held.forget(csi_nodes)
             return None
         return Status.skip()
-
-    def _csi_node_of(
-        self, lookup: _Lookup, name: str
-    ) -> tuple[Mapping[str, Any] | None, str | None, dict[str, int]]:
-        """The node's CSINode, its migrated plugins and its limits (read again only when
-        the CSINode is another object)."""
-        csi_node = lookup.csi_node(name)
-        info = self._csi_node_info
-        known = info.get(name)
-        if known is not None and known[0] is csi_node:
-            return known
-        known = (csi_node, _migrated_plugins(csi_node), _limits(csi_node))
-        if csi_node is None:
-            info.pop(name, None)
-            return known
-        info[name] = known
-        if len(info) > lookup.csi_node_count() + 1024:  # CSINodes deleted meanwhile
-            for gone in [n for n in info if lookup.csi_node(n) is None]:
-                del info[gone]
-        return known
 
     def _driver_info(
         self, lookup: _Lookup, csi_node: Mapping[str, Any] | None, pvc: Mapping[str, Any]
@@ -322,22 +325,23 @@ class NodeVolumeLimits:
             if isinstance(csi, Mapping) and csi.get("driver") and csi.get("volumeHandle"):
                 result[f"{csi['driver']}/{csi['volumeHandle']}"] = str(csi["driver"])
 
-    def _attached_on(
-        self,
-        lookup: _Lookup,
-        node_info: NodeInfo,
-        csi_node: Mapping[str, Any] | None,
-        migrated: str | None,
-    ) -> tuple[Status | None, dict[str, str], dict[str, int]]:
-        """The volumes held on the node by its pods and VolumeAttachments (``driver/handle
-        -> driver``) and their number per driver, or the error of a pod there; counted again
-        only when the node's pods, a PVC, PV, StorageClass or VolumeAttachment, or the
-        CSINode's migrated plugins changed."""
-        sources = lookup.sources(migrated)
-        memo = self._attached.get(node_info)
-        known = memo.get(NAME)
-        if known is not None and _same_sources(known[0], sources):
-            return known[1]
+    def _held_on(self, lookup: _Lookup, node_info: NodeInfo) -> _Held:
+        """The node's :class:`_Held`, made again when the node's pods, its CSINode, or a
+        PVC, PV, StorageClass or VolumeAttachment changed."""
+        sources = lookup.sources()
+        csi_node = lookup.csi_node(node_info.name)
+        if csi_node is None:  # no limits: nothing to keep
+            return _Held(sources, None)
+        memo = self._held.get(node_info)
+        held: _Held | None = memo.get(NAME)
+        if held is None or held.sources is not sources or held.csi_node is not csi_node:
+            held = memo[NAME] = _Held(sources, csi_node)
+        return held
+
+    def _count_held(
+        self, lookup: _Lookup, node_info: NodeInfo, csi_node: Mapping[str, Any] | None
+    ) -> _Counted:
+        """The volumes the node's pods and VolumeAttachments hold there."""
         attached: dict[str, str] = {}
         attached_count: dict[str, int] = {}
         problem = None
@@ -349,9 +353,7 @@ class NodeVolumeLimits:
             self._attached_by_attachments(lookup, node_info.name, attached)
             for driver in attached.values():
                 attached_count[driver] = attached_count.get(driver, 0) + 1
-        held = (problem, attached, attached_count)
-        memo[NAME] = (sources, held)
-        return held
+        return problem, attached, attached_count
 
     @hookimpl
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
@@ -361,13 +363,13 @@ class NodeVolumeLimits:
             if not pod_volumes(pod):
                 return None
             lookup = _Lookup(self)
-        csi_node, migrated, limits = self._csi_node_of(lookup, node_info.name)
-        key = (pod.uid, migrated)
+        held = self._held_on(lookup, node_info)
+        key = (pod.uid, held.migrated)
         own = lookup.own_volumes.get(key)
         if own is None:
             found: dict[str, str] = {}
             own = lookup.own_volumes[key] = (
-                self._attachable(lookup, pod, csi_node, True, found),
+                self._attachable(lookup, pod, held.csi_node, True, found),
                 found,
             )
         problem, counted = own
@@ -375,9 +377,12 @@ class NodeVolumeLimits:
             return problem
         if not counted:
             return None
+        limits = held.limits
         if not limits:
             return None
-        problem, attached, attached_count = self._attached_on(lookup, node_info, csi_node, migrated)
+        if held.counted is None:
+            held.counted = self._count_held(lookup, node_info, held.csi_node)
+        problem, attached, attached_count = held.counted
         if problem is not None:
             return problem
         new_count: dict[str, int] = {}
