@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import operator
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from kubesched import (
@@ -101,7 +101,7 @@ def _limits(csi_node: Mapping[str, Any] | None) -> dict[str, int]:
 #: What a count of a node's volumes was worked out from besides the node and its CSINode: the
 #: PVC, PV, StorageClass and VolumeAttachment indexes (each the same object while none of its
 #: kind changed).
-_Sources = tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]]
+_Sources = tuple[Mapping[str, Any], ...]
 
 #: The volumes held on a node (``driver/handle -> driver``) and their number per driver, or
 #: the error of a pod there.
@@ -124,74 +124,43 @@ class _Held:
 
 
 class _Lookup:
-    """One cycle's view of the listers (each listed once, when first needed)."""
+    """One cycle's view of the listers, each listed once."""
+
+    __slots__ = ("attachments", "classes", "csi_nodes", "own_volumes", "pvcs", "pvs", "sources")
 
     def __init__(self, plugin: NodeVolumeLimits) -> None:
-        self.plugin = plugin
-        self._pvcs: Mapping[str, Mapping[str, Any]] | None = None
-        self._pvs: Mapping[str, Mapping[str, Any]] | None = None
-        self._classes: Mapping[str, Mapping[str, Any]] | None = None
-        self._csi_nodes: Mapping[str, Mapping[str, Any]] | None = None
-        self._attachments: Mapping[str, Mapping[str, Any]] | None = None
-        self._sources: _Sources | None = None
+        self.pvcs = plugin.pvcs()
+        self.pvs = plugin.pvs()
+        self.classes = plugin.classes()
+        self.attachments = plugin.attachments()
+        self.csi_nodes = plugin.csi_nodes()
+        sources: _Sources = (self.pvcs, self.pvs, self.classes, self.attachments)
+        last = plugin.last_sources
+        if last is not None and all(map(operator.is_, last, sources)):
+            sources = last  # the same tuple: one identity check per node tells it is current
+        #: What the volumes counted on a node depend on besides its pods and CSINode.
+        self.sources = sources
+        plugin.last_sources = sources
         #: (pod UID, the CSINode's migrated plugins) -> the pod's own counted volumes (or the
         #: rejection): all the pod's volumes depend on of a node, worked out once per cycle
         #: rather than at each of the hundreds of nodes Filter visits.
         self.own_volumes: dict[tuple[str, str | None], tuple[Status | None, dict[str, str]]] = {}
 
-    def csi_nodes(self) -> Mapping[str, Mapping[str, Any]]:
-        if self._csi_nodes is None:
-            self._csi_nodes = self.plugin.csi_nodes()
-        return self._csi_nodes
-
-    def csi_node(self, name: str) -> Mapping[str, Any] | None:
-        if self._csi_nodes is None:
-            self._csi_nodes = self.plugin.csi_nodes()
-        return self._csi_nodes.get(name)
-
-    def attachments(self) -> Iterable[Mapping[str, Any]]:
-        if self._attachments is None:
-            self._attachments = self.plugin.attachments()
-        return self._attachments.values()
-
-    def sources(self) -> _Sources:
-        """What the volumes counted on a node depend on besides its pods and CSINode (listing
-        each kind not listed yet): the plugin's previous tuple when every index is the same,
-        so that one identity check per node tells whether its count still holds."""
-        if self._sources is not None:
-            return self._sources
-        if self._pvcs is None:
-            self._pvcs = self.plugin.pvcs()
-        if self._pvs is None:
-            self._pvs = self.plugin.pvs()
-        if self._classes is None:
-            self._classes = self.plugin.classes()
-        if self._attachments is None:
-            self._attachments = self.plugin.attachments()
-        fresh = (self._pvcs, self._pvs, self._classes, self._attachments)
-        last = self.plugin.last_sources
-        if last is not None and all(map(operator.is_, last, fresh)):
-            fresh = last
-        self._sources = self.plugin.last_sources = fresh
-        return fresh
-
     def clone(self) -> _Lookup:
         return self
 
     def pvc(self, namespace: str, name: str) -> Mapping[str, Any] | None:
-        if self._pvcs is None:
-            self._pvcs = self.plugin.pvcs()
-        return self._pvcs.get(f"{namespace}/{name}")
+        return self.pvcs.get(f"{namespace}/{name}")
 
     def pv(self, name: str) -> Mapping[str, Any] | None:
-        if self._pvs is None:
-            self._pvs = self.plugin.pvs()
-        return self._pvs.get(name)
+        return self.pvs.get(name)
 
     def storage_class(self, name: str) -> Mapping[str, Any] | None:
-        if self._classes is None:
-            self._classes = self.plugin.classes()
-        return self._classes.get(name)
+        return self.classes.get(name)
+
+
+#: A node without a CSINode: no migrated plugins, no limits.
+_NO_CSI_NODE = _Held((), None)
 
 
 class NodeVolumeLimits:
@@ -232,9 +201,8 @@ class NodeVolumeLimits:
         if any(self._counted(v, None) for v in pod_volumes(pod)):
             lookup = _Lookup(self)
             state.write(STATE_KEY, lookup)
-            csi_nodes = lookup.csi_nodes()
-            if len(self._held) > len(csi_nodes) + 1024:  # nodes or CSINodes deleted
-                self._held.forget(csi_nodes)
+            if len(self._held) > len(lookup.csi_nodes) + 1024:  # nodes or CSINodes deleted
+                self._held.forget(lookup.csi_nodes)
             return None
         return Status.skip()
 
@@ -315,7 +283,7 @@ class NodeVolumeLimits:
     ) -> None:
         """Volumes VolumeAttachments hold on the node (a deleted pod's volume not yet
         detached still takes a slot)."""
-        for attachment in lookup.attachments():
+        for attachment in lookup.attachments.values():
             spec = attachment.get("spec") or {}
             if spec.get("nodeName") != node_name:
                 continue
@@ -324,19 +292,6 @@ class NodeVolumeLimits:
             csi = ((pv or {}).get("spec") or {}).get("csi")
             if isinstance(csi, Mapping) and csi.get("driver") and csi.get("volumeHandle"):
                 result[f"{csi['driver']}/{csi['volumeHandle']}"] = str(csi["driver"])
-
-    def _held_on(self, lookup: _Lookup, node_info: NodeInfo) -> _Held:
-        """The node's :class:`_Held`, made again when the node's pods, its CSINode, or a
-        PVC, PV, StorageClass or VolumeAttachment changed."""
-        sources = lookup.sources()
-        csi_node = lookup.csi_node(node_info.name)
-        if csi_node is None:  # no limits: nothing to keep
-            return _Held(sources, None)
-        memo = self._held.get(node_info)
-        held: _Held | None = memo.get(NAME)
-        if held is None or held.sources is not sources or held.csi_node is not csi_node:
-            held = memo[NAME] = _Held(sources, csi_node)
-        return held
 
     def _count_held(
         self, lookup: _Lookup, node_info: NodeInfo, csi_node: Mapping[str, Any] | None
@@ -363,7 +318,17 @@ class NodeVolumeLimits:
             if not pod_volumes(pod):
                 return None
             lookup = _Lookup(self)
-        held = self._held_on(lookup, node_info)
+        # The node's _Held, made again when its pods, its CSINode, or a PVC, PV, StorageClass
+        # or VolumeAttachment changed (inline: this runs at every node).
+        csi_node = lookup.csi_nodes.get(node_info.name)
+        held: _Held | None
+        if csi_node is None:
+            held = _NO_CSI_NODE
+        else:
+            memo = self._held.get(node_info)
+            held = memo.get(NAME)
+            if held is None or held.sources is not lookup.sources or held.csi_node is not csi_node:
+                held = memo[NAME] = _Held(lookup.sources, csi_node)
         key = (pod.uid, held.migrated)
         own = lookup.own_volumes.get(key)
         if own is None:
