@@ -9,7 +9,8 @@ keeps them in a library rather than in one plugin, so the four plugins agree on 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import operator
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kubesched.api.objects import Node, Pod
@@ -23,6 +24,7 @@ __all__ = [
     "ANN_BOUND_BY_CONTROLLER",
     "ANN_SELECTED_NODE",
     "ANN_STORAGE_PROVISIONER",
+    "IndexedLister",
     "PodClaim",
     "by_key",
     "check_node_affinity",
@@ -32,6 +34,7 @@ __all__ = [
     "label_zones_to_set",
     "manifest_errors",
     "meta",
+    "node_affinity",
     "not_found",
     "object_key",
     "pod_claims",
@@ -85,6 +88,41 @@ def object_key(obj: Mapping[str, Any]) -> str:
 def by_key(objects: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
     """Objects by :func:`object_key` (a lister's answer made searchable)."""
     return {object_key(obj): obj for obj in objects}
+
+
+class IndexedLister:
+    """A lister's objects by :func:`object_key`, built again only when the lister hands out
+    other objects than last time.
+
+    Informers and the in-memory backend replace an object on every change (they never edit
+    one in place), so "the same objects, in the same order" means nothing changed: the index
+    of the previous call is returned, the same dict. That identity is also a version: a value
+    worked out from an index stays valid while the index is the same object. The dict is
+    shared; callers must not change it.
+    """
+
+    __slots__ = ("_last", "_lister")
+
+    def __init__(self, lister: Callable[[], list[Mapping[str, Any]]]) -> None:
+        self._lister = lister
+        #: The last listing and its index, as one tuple (a reader on another thread sees
+        #: either the old pair or the new one).
+        self._last: tuple[list[Mapping[str, Any]], dict[str, Mapping[str, Any]]] | None = None
+
+    def __call__(self) -> dict[str, Mapping[str, Any]]:
+        """The objects by key, as the lister shows them now."""
+        listed = self._lister()
+        last = self._last
+        if (
+            last is not None
+            and len(last[0]) == len(listed)
+            and all(map(operator.is_, last[0], listed))
+        ):
+            return last[1]
+        index = by_key(listed)
+        # A copy: a lister may hand out one list it changes in place.
+        self._last = (list(listed), index)
+        return index
 
 
 def not_found(kind: str, name: str) -> str:
@@ -187,17 +225,24 @@ def _required_affinity(required: Mapping[str, Any]) -> NodeSelector:
     return selector
 
 
-def check_node_affinity(pv: Mapping[str, Any], node: Node) -> bool:
-    """Whether ``node`` satisfies the PV's required node affinity (``CheckNodeAffinity``): a PV
-    without one fits every node; its terms are ORed, as in a pod's node affinity. Each
-    affinity is parsed once (listers hand out the same objects until they change)."""
+def node_affinity(pv: Mapping[str, Any]) -> NodeSelector | None:
+    """The PV's required node affinity, parsed (``None`` when it has none: it fits every
+    node). Each affinity is parsed once (listers hand out the same objects until they
+    change)."""
     affinity = (pv.get("spec") or {}).get("nodeAffinity")
     if not isinstance(affinity, Mapping):
-        return True
+        return None
     required = affinity.get("required")
     if not isinstance(required, Mapping):
-        return True
-    return _required_affinity(required).matches(node)
+        return None
+    return _required_affinity(required)
+
+
+def check_node_affinity(pv: Mapping[str, Any], node: Node) -> bool:
+    """Whether ``node`` satisfies the PV's required node affinity (``CheckNodeAffinity``): a PV
+    without one fits every node; its terms are ORed, as in a pod's node affinity."""
+    selector = node_affinity(pv)
+    return selector is None or selector.matches(node)
 
 
 def label_zones_to_set(value: str) -> set[str]:

@@ -11,6 +11,7 @@ its class's provisioner.
 
 from __future__ import annotations
 
+import operator
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -31,7 +32,7 @@ from kubesched import (
     hookimpl,
 )
 from kubesched.api.storage import (
-    by_key,
+    IndexedLister,
     claim_class,
     ephemeral_owner_error,
     meta,
@@ -40,6 +41,7 @@ from kubesched.api.storage import (
     pod_volumes,
     uses_claim,
 )
+from kubesched.framework.helpers import NodeMemo
 
 __all__ = ["IN_TREE_DRIVERS", "NAME", "REASON_MAX_VOLUME_COUNT", "NodeVolumeLimits"]
 
@@ -96,48 +98,69 @@ def _limits(csi_node: Mapping[str, Any] | None) -> dict[str, int]:
     return limits
 
 
+#: What a count of a node's volumes was worked out from besides the node and its CSINode: the
+#: PVC, PV, StorageClass and VolumeAttachment indexes (each the same object while none of its
+#: kind changed).
+_Sources = tuple[Mapping[str, Any], ...]
+
+#: The volumes held on a node (``driver/handle -> driver``) and their number per driver, or
+#: the error of a pod there.
+_Counted = tuple[Status | None, dict[str, str], dict[str, int]]
+
+
+class _Held:
+    """What Filter reads of one node besides the pod: its CSINode's migrated plugins and
+    limits, and (once asked for) the volumes held there; valid while the node's NodeInfo, its
+    CSINode and the sources stay the same objects."""
+
+    __slots__ = ("counted", "csi_node", "limits", "migrated", "sources")
+
+    def __init__(self, sources: _Sources, csi_node: Mapping[str, Any] | None) -> None:
+        self.sources = sources
+        self.csi_node = csi_node
+        self.migrated = _migrated_plugins(csi_node)
+        self.limits = _limits(csi_node)
+        self.counted: _Counted | None = None
+
+
 class _Lookup:
-    """One Filter call's view of the listers (each listed once, when first needed)."""
+    """One cycle's view of the listers, each listed once."""
+
+    __slots__ = ("attachments", "classes", "csi_nodes", "own_volumes", "pvcs", "pvs", "sources")
 
     def __init__(self, plugin: NodeVolumeLimits) -> None:
-        self.plugin = plugin
-        self._pvcs: dict[str, Mapping[str, Any]] | None = None
-        self._pvs: dict[str, Mapping[str, Any]] | None = None
-        self._classes: dict[str, Mapping[str, Any]] | None = None
-        self._csi_nodes: dict[str, Mapping[str, Any]] | None = None
-        self._attachments: list[Mapping[str, Any]] | None = None
+        self.pvcs = plugin.pvcs()
+        self.pvs = plugin.pvs()
+        self.classes = plugin.classes()
+        self.attachments = plugin.attachments()
+        self.csi_nodes = plugin.csi_nodes()
+        sources: _Sources = (self.pvcs, self.pvs, self.classes, self.attachments)
+        last = plugin.last_sources
+        if last is not None and all(map(operator.is_, last, sources)):
+            sources = last  # the same tuple: one identity check per node tells it is current
+        #: What the volumes counted on a node depend on besides its pods and CSINode.
+        self.sources = sources
+        plugin.last_sources = sources
         #: (pod UID, the CSINode's migrated plugins) -> the pod's own counted volumes (or the
         #: rejection): all the pod's volumes depend on of a node, worked out once per cycle
         #: rather than at each of the hundreds of nodes Filter visits.
         self.own_volumes: dict[tuple[str, str | None], tuple[Status | None, dict[str, str]]] = {}
 
-    def csi_node(self, name: str) -> Mapping[str, Any] | None:
-        if self._csi_nodes is None:
-            self._csi_nodes = by_key(self.plugin.list_csi_nodes())
-        return self._csi_nodes.get(name)
-
-    def attachments(self) -> list[Mapping[str, Any]]:
-        if self._attachments is None:
-            self._attachments = self.plugin.list_attachments()
-        return self._attachments
-
     def clone(self) -> _Lookup:
         return self
 
     def pvc(self, namespace: str, name: str) -> Mapping[str, Any] | None:
-        if self._pvcs is None:
-            self._pvcs = by_key(self.plugin.list_pvcs())
-        return self._pvcs.get(f"{namespace}/{name}")
+        return self.pvcs.get(f"{namespace}/{name}")
 
     def pv(self, name: str) -> Mapping[str, Any] | None:
-        if self._pvs is None:
-            self._pvs = by_key(self.plugin.list_pvs())
-        return self._pvs.get(name)
+        return self.pvs.get(name)
 
     def storage_class(self, name: str) -> Mapping[str, Any] | None:
-        if self._classes is None:
-            self._classes = by_key(self.plugin.list_classes())
-        return self._classes.get(name)
+        return self.classes.get(name)
+
+
+#: A node without a CSINode: no migrated plugins, no limits.
+_NO_CSI_NODE = _Held((), None)
 
 
 class NodeVolumeLimits:
@@ -150,11 +173,16 @@ class NodeVolumeLimits:
             raise ArgsError(
                 [FieldError(key, f"unknown field; {NAME} takes no args") for key in args]
             )
-        self.list_csi_nodes = handle.lister("CSINode")
-        self.list_pvs = handle.lister("PersistentVolume")
-        self.list_pvcs = handle.lister("PersistentVolumeClaim")
-        self.list_classes = handle.lister("StorageClass")
-        self.list_attachments = handle.lister("VolumeAttachment")
+        self.csi_nodes = IndexedLister(handle.lister("CSINode"))
+        self.pvs = IndexedLister(handle.lister("PersistentVolume"))
+        self.pvcs = IndexedLister(handle.lister("PersistentVolumeClaim"))
+        self.classes = IndexedLister(handle.lister("StorageClass"))
+        self.attachments = IndexedLister(handle.lister("VolumeAttachment"))
+        #: Per node with a CSINode, its :class:`_Held`: kept while the node's pods
+        #: (NodeInfo), its CSINode and the volume objects stay the same.
+        self._held = NodeMemo()
+        #: The sources of the last cycle (:meth:`_Lookup.sources`).
+        self.last_sources: _Sources | None = None
         # kube's randomVolumeIDPrefix: an unbound claim's stand-in handle never meets a real one.
         self._unbound_prefix = uuid.uuid4().hex
 
@@ -171,7 +199,10 @@ class NodeVolumeLimits:
         """Skip pods without a claim, an ephemeral volume or a migratable in-tree volume; for
         the others, list what Filter reads once for the cycle."""
         if any(self._counted(v, None) for v in pod_volumes(pod)):
-            state.write(STATE_KEY, _Lookup(self))
+            lookup = _Lookup(self)
+            state.write(STATE_KEY, lookup)
+            if len(self._held) > len(lookup.csi_nodes) + 1024:  # nodes or CSINodes deleted
+                self._held.forget(lookup.csi_nodes)
             return None
         return Status.skip()
 
@@ -252,7 +283,7 @@ class NodeVolumeLimits:
     ) -> None:
         """Volumes VolumeAttachments hold on the node (a deleted pod's volume not yet
         detached still takes a slot)."""
-        for attachment in lookup.attachments():
+        for attachment in lookup.attachments.values():
             spec = attachment.get("spec") or {}
             if spec.get("nodeName") != node_name:
                 continue
@@ -262,19 +293,48 @@ class NodeVolumeLimits:
             if isinstance(csi, Mapping) and csi.get("driver") and csi.get("volumeHandle"):
                 result[f"{csi['driver']}/{csi['volumeHandle']}"] = str(csi["driver"])
 
+    def _count_held(
+        self, lookup: _Lookup, node_info: NodeInfo, csi_node: Mapping[str, Any] | None
+    ) -> _Counted:
+        """The volumes the node's pods and VolumeAttachments hold there."""
+        attached: dict[str, str] = {}
+        attached_count: dict[str, int] = {}
+        problem = None
+        for existing in node_info.pods.values():
+            problem = self._attachable(lookup, existing, csi_node, False, attached)
+            if problem is not None:
+                break
+        else:
+            self._attached_by_attachments(lookup, node_info.name, attached)
+            for driver in attached.values():
+                attached_count[driver] = attached_count.get(driver, 0) + 1
+        return problem, attached, attached_count
+
     @hookimpl
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """Reject the node when a driver's new volumes would pass its attach limit."""
-        if not pod_volumes(pod):
-            return None
-        lookup = state.get(STATE_KEY) or _Lookup(self)
-        csi_node = lookup.csi_node(node_info.name)
-        key = (pod.uid, _migrated_plugins(csi_node))
+        lookup = state.get(STATE_KEY)
+        if lookup is None:
+            if not pod_volumes(pod):
+                return None
+            lookup = _Lookup(self)
+        # The node's _Held, made again when its pods, its CSINode, or a PVC, PV, StorageClass
+        # or VolumeAttachment changed (inline: this runs at every node).
+        csi_node = lookup.csi_nodes.get(node_info.name)
+        held: _Held | None
+        if csi_node is None:
+            held = _NO_CSI_NODE
+        else:
+            memo = self._held.get(node_info)
+            held = memo.get(NAME)
+            if held is None or held.sources is not lookup.sources or held.csi_node is not csi_node:
+                held = memo[NAME] = _Held(lookup.sources, csi_node)
+        key = (pod.uid, held.migrated)
         own = lookup.own_volumes.get(key)
         if own is None:
             found: dict[str, str] = {}
             own = lookup.own_volumes[key] = (
-                self._attachable(lookup, pod, csi_node, True, found),
+                self._attachable(lookup, pod, held.csi_node, True, found),
                 found,
             )
         problem, counted = own
@@ -282,23 +342,18 @@ class NodeVolumeLimits:
             return problem
         if not counted:
             return None
-        new_volumes = dict(counted)  # a volume shared with a pod there is dropped below
-        limits = _limits(csi_node)
+        limits = held.limits
         if not limits:
             return None
-        attached: dict[str, str] = {}
-        for existing in node_info.pods.values():
-            problem = self._attachable(lookup, existing, csi_node, False, attached)
-            if problem is not None:
-                return problem
-        self._attached_by_attachments(lookup, node_info.name, attached)
-        attached_count: dict[str, int] = {}
-        for unique, driver in attached.items():
-            new_volumes.pop(unique, None)  # a volume shared with a pod there counts once
-            attached_count[driver] = attached_count.get(driver, 0) + 1
+        if held.counted is None:
+            held.counted = self._count_held(lookup, node_info, held.csi_node)
+        problem, attached, attached_count = held.counted
+        if problem is not None:
+            return problem
         new_count: dict[str, int] = {}
-        for driver in new_volumes.values():
-            new_count[driver] = new_count.get(driver, 0) + 1
+        for unique, driver in counted.items():
+            if unique not in attached:  # a volume shared with a pod there counts once
+                new_count[driver] = new_count.get(driver, 0) + 1
         for driver, count in new_count.items():
             limit = limits.get(driver)
             if limit is not None and attached_count.get(driver, 0) + count > limit:

@@ -377,3 +377,123 @@ def test_one_cycle_counts_the_pods_volumes_per_node_by_its_migration() -> None:
         full = plugin.filter(state, incoming, cluster.node_info("n1"))
         assert full is not None and (full.code, full.message()) == FULL
         assert plugin.filter(state, incoming, cluster.node_info("n2")) is None
+
+
+ATTACHMENT = {
+    "kind": "VolumeAttachment",
+    "metadata": {"name": "va"},
+    "spec": {"attacher": EBS, "nodeName": "n1", "source": {"persistentVolumeName": "csi-2"}},
+}
+
+
+def _update(kind: str, obj: dict[str, Any]):
+    return lambda backend: backend.update_object(kind, obj)
+
+
+@pytest.mark.parametrize(
+    ("existing_claim", "incoming_claim", "limits", "migrated", "change", "before", "after"),
+    [
+        pytest.param(
+            "csi-1",
+            "csi-0",
+            {EBS: 1},
+            "",
+            _update("PersistentVolume", csi_pv("csi-ebs.csi.aws.com-1", GCE)),
+            FULL,
+            None,
+            id="the node's pod's PV moved to another driver",
+        ),
+        pytest.param(
+            "csi-1",
+            "csi-0",
+            {EBS: 1},
+            "",
+            _update("PersistentVolumeClaim", pvc("csi-1", "gce-0")),
+            FULL,
+            None,
+            id="the node's pod's claim bound to another driver's PV",
+        ),
+        pytest.param(
+            "csi-1",
+            "csi-0",
+            {EBS: 1},
+            "",
+            lambda backend: backend.delete_object("PersistentVolumeClaim", "default", "csi-1"),
+            FULL,
+            None,
+            id="the node's pod's claim deleted",
+        ),
+        pytest.param(
+            "pending",
+            "csi-0",
+            {EBS: 1},
+            "",
+            _update(
+                "StorageClass",
+                {"kind": "StorageClass", "metadata": {"name": "csi-sc"}, "provisioner": GCE},
+            ),
+            FULL,
+            None,
+            id="the class of the node's pod's unbound claim provisions another driver",
+        ),
+        pytest.param(
+            "csi-1",
+            "csi-0",
+            {EBS: 1},
+            "",
+            _update("CSINode", csi_node({EBS: 2})),
+            FULL,
+            None,
+            id="the CSINode allows more volumes",
+        ),
+        pytest.param(
+            "intree",
+            "gce-0",
+            {GCE: 1},
+            "",
+            _update("CSINode", csi_node({GCE: 1}, "kubernetes.io/gce-pd")),
+            None,
+            FULL,
+            id="the CSINode migrated the node's pod's in-tree plugin",
+        ),
+        pytest.param(
+            "",
+            "csi-0",
+            {EBS: 1},
+            "",
+            lambda backend: backend.create_object("VolumeAttachment", ATTACHMENT),
+            None,
+            FULL,
+            id="a VolumeAttachment holds a volume on the node",
+        ),
+    ],
+)
+def test_a_change_of_what_the_node_holds_is_counted_in_the_next_cycle(
+    existing_claim, incoming_claim, limits, migrated, change, before, after
+):
+    """The volumes a node's pods hold are kept while the node (its NodeInfo) is unchanged:
+    a change of a PV, PVC, StorageClass, CSINode or VolumeAttachment must still count."""
+    pvs = [*PVS, csi_pv("csi-2")]
+    objects = {
+        "PersistentVolume": pvs,
+        "PersistentVolumeClaim": PVCS,
+        "StorageClass": CLASSES,
+        "CSINode": [csi_node(limits, migrated)],
+    }
+    existing = [with_claims("e", existing_claim, node="n1")] if existing_claim else []
+    cluster = FakeCluster([make_node("n1")], existing, objects=objects)
+    handle = cluster.handle()
+    plugin = NodeVolumeLimits({}, handle)
+    info = cluster.node_info("n1")  # the same NodeInfo, generation unchanged, in both cycles
+    incoming = with_claims("p", incoming_claim)
+
+    def cycle():
+        state = CycleState()
+        assert plugin.pre_filter(state, incoming) is None
+        status = plugin.filter(state, incoming, info)
+        return None if status is None else (status.code, status.message())
+
+    assert cycle() == before
+    assert cycle() == before
+    change(handle.backend)
+    assert cycle() == after

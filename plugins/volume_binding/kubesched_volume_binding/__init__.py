@@ -42,7 +42,7 @@ from kubesched.api.storage import (
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
-    by_key,
+    IndexedLister,
     check_node_affinity,
     claim_class,
     ephemeral_owner_error,
@@ -200,6 +200,9 @@ class _State:
     by_node: dict[str, PodVolumes] = field(default_factory=dict)
     has_static_bindings: bool = False
     all_bound: bool = False
+    #: What every node needs done, when that does not depend on the node (every claim bound
+    #: to an existing PV without node affinity): nothing. One object for all the nodes.
+    everywhere: PodVolumes | None = None
 
 
 def _fully_bound(pvc: Mapping[str, Any]) -> bool:
@@ -256,9 +259,9 @@ class VolumeBinding:
         self.handle = handle
         self.pvs = AssumeCache(handle.lister("PersistentVolume"))
         self.pvcs = AssumeCache(handle.lister("PersistentVolumeClaim"))
-        self.list_classes = handle.lister("StorageClass")
+        self.classes = IndexedLister(handle.lister("StorageClass"))
         self.list_csi_nodes = handle.lister("CSINode")
-        self.list_drivers = handle.lister("CSIDriver")
+        self.drivers = IndexedLister(handle.lister("CSIDriver"))
         self.list_capacities = handle.lister("CSIStorageCapacity")
         self.scorer = broken_linear(self.args.shape)
         #: The clock PreBind's wait reads, and how it sleeps (tests replace both).
@@ -304,7 +307,7 @@ class VolumeBinding:
         claims = self._pod_claims(pod, self.pvcs.objects())
         if isinstance(claims, Status):
             return claims
-        classes = by_key(self.list_classes())
+        classes = self.classes()
         sorted_claims = PodVolumeClaims()
         for pvc in claims:
             if _fully_bound(pvc):
@@ -334,10 +337,16 @@ class VolumeBinding:
         cluster = Cluster(
             pvs,
             classes,
-            by_key(self.list_drivers()) if sorted_claims.unbound_delay_binding else {},
+            self.drivers() if sorted_claims.unbound_delay_binding else {},
             self.list_capacities() if sorted_claims.unbound_delay_binding else [],
         )
-        state.write(STATE_KEY, _State(sorted_claims, cluster))
+        data = _State(sorted_claims, cluster)
+        if not sorted_claims.unbound_delay_binding and all(
+            pv is not None and affinity is None
+            for pv, affinity in sorted_claims.bound_volumes(cluster.pvs)
+        ):
+            data.everywhere = PodVolumes()
+        state.write(STATE_KEY, data)
         # kube-scheduler v1.37 narrows no nodes here (its GetEligibleNodes is gone): each node
         # a bound local PV excludes is rejected by Filter, under Filter's reason.
         return None
@@ -352,6 +361,9 @@ class VolumeBinding:
         node = node_info.node
         if node is None:
             return Status.error("node not found")
+        if data.everywhere is not None:  # find_pod_volumes' answer at every node
+            data.by_node[node.name] = data.everywhere
+            return None
         try:
             volumes, reasons = find_pod_volumes(data.cluster, data.claims, node)
         except BinderError as exc:
@@ -500,7 +512,7 @@ class VolumeBinding:
 
     def _complete_in_memory(self, backend: Any, volumes: PodVolumes, node_name: str) -> None:
         info = self.handle.snapshot().get(node_name)
-        classes = by_key(self.list_classes())
+        classes = self.classes()
         for binding in volumes.static_bindings:
             simulated.complete_static_binding(backend, binding.pv, binding.pvc)
         for provision in volumes.dynamic_provisions:

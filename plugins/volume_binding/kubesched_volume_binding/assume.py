@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubesched.api.storage import object_key, resource_version
+from kubesched.api.storage import IndexedLister, object_key, resource_version
 
 Obj = Mapping[str, Any]
 
@@ -21,22 +21,25 @@ class AssumeCache:
     """The lister's objects by key, with assumed versions laid over them."""
 
     def __init__(self, lister: Callable[[], list[Obj]]) -> None:
-        self._lister = lister
+        self._index = IndexedLister(lister)
         self._assumed: dict[str, tuple[Obj, bool]] = {}
         self._lock = threading.Lock()
 
-    def api_objects(self) -> dict[str, Obj]:
-        """The lister's objects only (kube's ``GetAPIObj``), by key."""
-        return {object_key(obj): obj for obj in self._lister()}
+    def api_objects(self) -> Mapping[str, Obj]:
+        """The lister's objects only (kube's ``GetAPIObj``), by key (shared: not to be
+        changed)."""
+        return self._index()
 
-    def objects(self) -> dict[str, Obj]:
-        """The latest version of each object: an assumed one while it is current."""
-        latest = self.api_objects()
+    def objects(self) -> Mapping[str, Obj]:
+        """The latest version of each object: an assumed one while it is current (shared
+        while nothing is assumed: not to be changed)."""
+        listed = self.api_objects()
         with self._lock:
             if not self._assumed:
-                return latest
+                return listed
+            latest = dict(listed)
             for key, (assumed, written) in list(self._assumed.items()):
-                api = latest.get(key)
+                api = listed.get(key)
                 if api is None:
                     del self._assumed[key]  # deleted in the API
                     continue

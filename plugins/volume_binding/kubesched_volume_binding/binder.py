@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched import Node
-from kubesched.api.selectors import LabelSelector, SelectorError
+from kubesched.api.selectors import LabelSelector, NodeSelector, SelectorError
 from kubesched.api.storage import (
     ANN_SELECTED_NODE,
     check_node_affinity,
     claim_class,
     meta,
+    node_affinity,
     quantity_value,
     storage_capacity,
     storage_request,
@@ -75,6 +76,29 @@ class PodVolumeClaims:
     unbound_volumes: dict[str, list[Obj]] = field(default_factory=dict)
     #: Per delay-binding claim (by ``namespace/name``): its candidate PVs (:func:`plan_claim`).
     plans: dict[str, ClaimPlan] = field(default_factory=dict)
+    #: The bound claims' PVs with their parsed node affinities, and the PV index they were
+    #: looked up in (:meth:`bound_volumes`).
+    _bound_volumes: tuple[Mapping[str, Obj], list[BoundVolume]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def bound_volumes(self, pvs: Mapping[str, Obj]) -> list[BoundVolume]:
+        """Each bound claim's PV in ``pvs`` (``None``: not found) and its required node
+        affinity: what ``checkBoundClaims`` reads of them at every node, looked up once per
+        cycle (again for another ``pvs``)."""
+        known = self._bound_volumes
+        if known is not None and known[0] is pvs:
+            return known[1]
+        volumes: list[BoundVolume] = []
+        for pvc in self.bound:
+            pv = pvs.get((pvc.get("spec") or {}).get("volumeName") or "")
+            volumes.append((pv, None if pv is None else node_affinity(pv)))
+        self._bound_volumes = (pvs, volumes)
+        return volumes
+
+
+#: A bound claim's PV (``None``: not found) and its required node affinity (``None``: none).
+BoundVolume = tuple[Obj | None, NodeSelector | None]
 
 
 def access_modes_fit(pvc: Obj, pv: Obj) -> bool:
@@ -319,13 +343,13 @@ def check_volume_provisions(
     return True, True, provisions
 
 
-def check_bound_claims(cluster: Cluster, claims: Sequence[Obj], node: Node) -> tuple[bool, bool]:
-    """``checkBoundClaims``: (node affinity satisfied, every bound PV exists)."""
-    for pvc in claims:
-        pv = cluster.pvs.get((pvc.get("spec") or {}).get("volumeName") or "")
+def check_bound_claims(volumes: Sequence[BoundVolume], node: Node) -> tuple[bool, bool]:
+    """``checkBoundClaims``: (node affinity satisfied, every bound PV exists), over the bound
+    claims' PVs as :meth:`PodVolumeClaims.bound_volumes` looked them up, in claim order."""
+    for pv, affinity in volumes:
         if pv is None:
             return True, False
-        if not check_node_affinity(pv, node):
+        if affinity is not None and not affinity.matches(node):
             return False, True
     return True, True
 
@@ -337,7 +361,7 @@ def find_pod_volumes(
     volumes = PodVolumes()
     bound_ok = unbound_ok = enough_storage = pvs_found = True
     if claims.bound:
-        bound_ok, pvs_found = check_bound_claims(cluster, claims.bound, node)
+        bound_ok, pvs_found = check_bound_claims(claims.bound_volumes(cluster.pvs), node)
     if claims.unbound_delay_binding:
         to_match: list[Obj] = []
         to_provision: list[Obj] = []

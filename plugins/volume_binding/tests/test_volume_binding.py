@@ -321,6 +321,39 @@ def test_a_bound_local_pv_on_another_node_reads_as_kube_scheduler_says():
     )
 
 
+def test_a_bound_pv_whose_affinity_or_existence_changes_is_read_again_in_the_next_cycle():
+    """PreFilter looks the bound claims' PVs up once for the cycle's nodes (and answers every
+    node at once while they have no node affinity); the next cycle must see a PV pinned to a
+    node, moved to another, then deleted."""
+    c = cluster(
+        [node("n1"), node("n2")],
+        [pv("pv-a", claim="pvc-a", phase="Bound")],
+        [pvc("pvc-a", volume="pv-a", bound=True)],
+    )
+    handle = c.handle()
+    plugin = VolumeBinding({}, handle)
+    pod, n1 = claim_pod("p", "pvc-a"), c.node_info("n1")
+
+    def cycle():
+        state = CycleState()
+        assert plugin.pre_filter(state, pod) is None
+        status = plugin.filter(state, pod, n1)
+        return None if status is None else status.reasons
+
+    def pin(*nodes: str) -> None:
+        moved = pv("pv-a", claim="pvc-a", phase="Bound", nodes=nodes)
+        del moved["metadata"]["resourceVersion"]
+        handle.backend.update_object("PersistentVolume", moved)
+
+    assert cycle() is None
+    pin("n1")
+    assert cycle() is None
+    pin("n2")
+    assert cycle() == (REASON_NODE_CONFLICT,)
+    handle.backend.delete_object("PersistentVolume", "", "pv-a")
+    assert cycle() == (REASON_PV_NOT_EXIST,)
+
+
 def test_the_smallest_fitting_pv_is_chosen_and_claims_get_distinct_pvs():
     pvs = [pv("pv-5g", size="5Gi"), pv("pv-1g", size="1Gi"), pv("pv-2g", size="2Gi")]
     c = cluster(

@@ -28,7 +28,14 @@ from kubesched import (
     Status,
     hookimpl,
 )
-from kubesched.api.storage import by_key, meta, not_found, pod_claims, pod_volumes, uses_claim
+from kubesched.api.storage import (
+    IndexedLister,
+    meta,
+    not_found,
+    pod_claims,
+    pod_volumes,
+    uses_claim,
+)
 
 __all__ = [
     "NAME",
@@ -131,13 +138,13 @@ class VolumeRestrictions:
                 [FieldError(key, f"unknown field; {NAME} takes no args") for key in args]
             )
         self.handle = handle
-        self.list_pvcs = handle.lister("PersistentVolumeClaim")
+        self.pvcs = IndexedLister(handle.lister("PersistentVolumeClaim"))
 
     def _rwop_claims(self, pod: Pod) -> frozenset[str] | Status:
         names = _claim_names(pod)
         if not names:
             return frozenset()
-        pvcs = by_key(self.list_pvcs())
+        pvcs = self.pvcs()
         rwop = set()
         for name in names:
             pvc = pvcs.get(f"{pod.namespace}/{name}")

@@ -29,7 +29,7 @@ from kubesched import (
     hookimpl,
 )
 from kubesched.api.storage import (
-    by_key,
+    IndexedLister,
     claim_class,
     label_zones_to_set,
     meta,
@@ -102,16 +102,16 @@ class VolumeZone:
             raise ArgsError(
                 [FieldError(key, f"unknown field; {NAME} takes no args") for key in args]
             )
-        self.list_pvs = handle.lister("PersistentVolume")
-        self.list_pvcs = handle.lister("PersistentVolumeClaim")
-        self.list_classes = handle.lister("StorageClass")
+        self.pvs = IndexedLister(handle.lister("PersistentVolume"))
+        self.pvcs = IndexedLister(handle.lister("PersistentVolumeClaim"))
+        self.classes = IndexedLister(handle.lister("StorageClass"))
 
     def _topologies(self, pod: Pod) -> list[PVTopology] | Status:
         """kube's ``getPVbyPod``: the topologies of the PVs the pod's claims are bound to."""
         claims = pod_claims(pod, ephemeral=False)
         if not claims:
             return []
-        pvcs = by_key(self.list_pvcs())
+        pvcs = self.pvcs()
         pvs: dict[str, Mapping[str, Any]] | None = None
         classes: dict[str, Mapping[str, Any]] | None = None
         found: list[PVTopology] = []
@@ -127,7 +127,7 @@ class VolumeZone:
                 if not class_name:
                     return Status.unresolvable(REASON_NO_PV_NO_CLASS)
                 if classes is None:
-                    classes = by_key(self.list_classes())
+                    classes = self.classes()
                 storage_class = classes.get(class_name)
                 if storage_class is None:
                     return Status.unresolvable(not_found("StorageClass", class_name))
@@ -137,7 +137,7 @@ class VolumeZone:
                     continue  # VolumeBinding decides where it goes
                 return Status.unresolvable(REASON_NO_PV)
             if pvs is None:
-                pvs = by_key(self.list_pvs())
+                pvs = self.pvs()
             pv = pvs.get(pv_name)
             if pv is None:
                 return Status.unresolvable(not_found("PersistentVolume", pv_name))

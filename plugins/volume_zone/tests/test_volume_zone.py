@@ -405,3 +405,23 @@ def test_in_a_profile_the_pod_goes_to_its_volumes_zone_and_waits_for_a_relabel()
         h.run()
         assert h.node_of("db") == "c"
         assert NAME == "VolumeZone"
+
+
+def test_a_relabelled_volume_is_read_again_in_the_next_cycle():
+    """The PVs are indexed once and kept while unchanged: a PV's new zone must count."""
+    cluster = FakeCluster(
+        objects={
+            "PersistentVolume": [pv("Vol_1", **{LABEL_ZONE: "zone-a"})],
+            "PersistentVolumeClaim": [pvc("PVC_1", "Vol_1")],
+        }
+    )
+    handle = cluster.handle()
+    plugin = VolumeZone({}, handle)
+    pod, in_a = pod_with("PVC_1"), NodeInfo(node(**{LABEL_ZONE: "zone-a"}))
+    state = CycleState()
+    assert plugin.pre_filter(state, pod) is None
+    assert plugin.filter(state, pod, in_a) is None
+    handle.backend.update_object("PersistentVolume", pv("Vol_1", **{LABEL_ZONE: "zone-b"}))
+    state = CycleState()
+    assert plugin.pre_filter(state, pod) is None
+    check(plugin.filter(state, pod, in_a), U, REASON_CONFLICT)
