@@ -2,7 +2,7 @@
 
 Each table maps a node name to its last result (reuse.py). A node that is deleted is never
 looked up again, so its entry would stay for as long as the table lives (a ReplicaSet's
-signature keeps its tables for good): about 200 B per churned node per table. The cache drops
+signature keeps its tables for good): about 200 B per churned node per table. The scheduler drops
 a node's results when the node leaves its snapshot; reuse gives the same answers as before.
 """
 

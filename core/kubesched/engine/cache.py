@@ -11,7 +11,6 @@ import threading
 from dataclasses import dataclass
 
 from kubesched.api.objects import Node, Pod
-from kubesched.engine.reuse import forget_nodes
 from kubesched.framework.nodeinfo import NodeInfo
 from kubesched.framework.snapshot import Snapshot
 
@@ -157,10 +156,11 @@ class Cache:
             return len(self._pods)
 
     # -- snapshots -----------------------------------------------------------------------------
-    def update_snapshot(self, snapshot: Snapshot) -> None:
+    def update_snapshot(self, snapshot: Snapshot) -> list[str]:
         """Bring ``snapshot`` up to date, copying only the nodes changed since the last call.
 
-        The results kept for nodes that leave it are dropped (:func:`forget_nodes`): here, on
+        Returns the names of the nodes that left it (deleted, or ghosts kept for their pods):
+        the scheduler drops the results it kept for them (``Scheduler.refresh_snapshot``), on
         the scheduling thread, so no cycle still reading the node writes one back afterwards.
         """
         with self._lock:
@@ -203,4 +203,4 @@ class Cache:
                 snapshot._recount_images()
                 self._images_changed = False
                 self._images_snapshot = snapshot
-        forget_nodes(departed)
+        return departed

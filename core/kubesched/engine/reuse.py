@@ -12,21 +12,20 @@ a plugin that depends on other nodes (InterPodAffinity, PodTopologySpread with c
 that does not implement the hook turns reuse off for the pods it acts on, never on wrong data.
 
 A deleted node's results are never read again: when nodes leave the scheduler cache's snapshot,
-:func:`forget_nodes` drops them from every memo, so a table holds at most the live nodes however
-many have come and gone.
+the scheduler calls :meth:`ResultMemo.forget` on each of its profiles' memos, so a table holds at
+most the live nodes however many have come and gone.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PodSignature", "ResultMemo", "forget_nodes", "signature_key"]
+__all__ = ["PodSignature", "ResultMemo", "signature_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +62,9 @@ class ResultMemo:
     def __init__(self, max_tables: int = 16) -> None:
         self.max_tables = max_tables
         self._tables: OrderedDict[tuple[Any, ...], dict[str, tuple[int, Any]]] = OrderedDict()
-        #: Guards the set of tables (not their entries), which :meth:`forget` may walk from
-        #: another scheduler's thread.
+        #: Guards the set of tables (not their entries): :meth:`node_names` may walk it from
+        #: another thread (tests, metrics).
         self._lock = threading.Lock()
-        with _MEMOS_LOCK:
-            _MEMOS.add(self)
 
     def table(self, key: tuple[Any, ...]) -> dict[str, tuple[int, Any]]:
         """The table for ``key`` (created empty when new)."""
@@ -101,26 +98,3 @@ class ResultMemo:
 
     def __len__(self) -> int:
         return len(self._tables)
-
-
-#: Every ResultMemo alive (one per profile's framework). The cache that sees nodes go reaches
-#: them through :func:`forget_nodes`; nothing else links a scheduler's cache to its profiles'
-#: memos.
-_MEMOS: weakref.WeakSet[ResultMemo] = weakref.WeakSet()
-_MEMOS_LOCK = threading.Lock()
-
-
-def forget_nodes(names: Collection[str]) -> None:
-    """Drop the results of the nodes ``names`` from every memo: they left a scheduler's cache.
-
-    Without it a table keeps an entry for every node name it has ever seen, a deleted node's
-    never read again (about 200 B per node that came and went, per table). A memo of another
-    scheduler in the process that has a live node of the same name only recomputes its result
-    once: an entry is a cache of what the plugins answer, never a decision of its own.
-    """
-    if not names:
-        return
-    with _MEMOS_LOCK:
-        memos = list(_MEMOS)
-    for memo in memos:
-        memo.forget(names)

@@ -292,6 +292,15 @@ class Scheduler:
         #: The pod whose binding cycle the current scheduling cycle started (it owns it then).
         self._handed_over: QueuedPodInfo | None = None
 
+    def refresh_snapshot(self) -> None:
+        """Bring the snapshot up to date with the cache, and drop from every profile's reuse
+        tables the results of the nodes that left it (a deleted node is never looked up
+        again, so its entries would stay as long as the tables live)."""
+        departed = self.cache.update_snapshot(self.snapshot)
+        if departed:
+            for framework in self.frameworks.values():
+                framework.memo.forget(departed)
+
     def _handle_for(self, profile_name: str) -> Handle:
         return Handle(
             profile_name,
@@ -479,7 +488,7 @@ class Scheduler:
             state.record_plugin_metrics = (
                 self._plugin_sampler.random() * 100 < PLUGIN_METRICS_SAMPLE_PERCENT
             )
-        self.cache.update_snapshot(self.snapshot)
+        self.refresh_snapshot()
         try:
             result = self._within_time_limit(
                 framework, self.algorithm.schedule, framework, state, pod, self.snapshot

@@ -180,7 +180,7 @@ class ExtenderService:
 
     def _begin(self, args: Mapping[str, Any]) -> tuple[Pod, list[NodeInfo], list[Any]]:
         if self.watching:
-            self.scheduler.cache.update_snapshot(self.scheduler.snapshot)
+            self.scheduler.refresh_snapshot()
         pod = self._pod(args)
         infos, items = self._nodes(args)
         if not self.watching:
@@ -287,7 +287,7 @@ class ExtenderService:
                 "Error": "this extender binds only with --kubeconfig (it writes through the API)"
             }
         with self._lock:
-            self.scheduler.cache.update_snapshot(self.scheduler.snapshot)
+            self.scheduler.refresh_snapshot()
             if self.scheduler.snapshot.get(args["Node"]) is None:
                 return {"Error": f"unknown node {args['Node']}: not in the node cache"}
             pod = self.scheduler.backend.get_pod(args["PodUID"])
@@ -316,7 +316,7 @@ class ExtenderService:
             )
         with self._lock:
             if self.watching:
-                self.scheduler.cache.update_snapshot(self.scheduler.snapshot)
+                self.scheduler.refresh_snapshot()
             pod = self._pod(args)
             victims = args.get("NodeNameToMetaVictims")
             full = args.get("NodeNameToVictims")
