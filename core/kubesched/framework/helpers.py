@@ -239,19 +239,18 @@ class NodeTally(Generic[K]):
         infos, generations, contributions = self._infos, self._generations, self._contributions
         if journal is not None and journal.nodes is not nodes:
             journal = None
-        known = self._journal
+        trusted = journal is not None and journal is self._journal
+        read = self._journal_read
         self._journal = journal
+        self._journal_read = len(journal.replaced) if journal is not None else 0
         if len(infos) != len(nodes):
             self._realign(nodes, contribution)
-            self._journal_read = len(journal.replaced) if journal is not None else 0
             return self.totals
-        candidates: Iterable[int]
-        if journal is not None and journal is known:
-            candidates = dict.fromkeys(journal.replaced[self._journal_read :])
-        else:
-            candidates = range(len(nodes))
-        if journal is not None:
-            self._journal_read = len(journal.replaced)
+        candidates: Iterable[int] = (
+            dict.fromkeys(journal.replaced[read:])  # type: ignore[union-attr]
+            if trusted
+            else range(len(nodes))
+        )
         changed = [
             (i, info)
             for i in candidates
