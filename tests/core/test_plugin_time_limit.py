@@ -6,14 +6,17 @@ A plugin that overruns ends the pod's attempt with an Error naming the point and
 pod is unreserved, forgotten from the cache and retried after backoff, and the scheduler goes on
 with the other pods (binding ones too: a hung Bind does not keep its worker). PostBind is
 informational: a hung one leaves the pod bound and frees the worker.
+
+Plugin calls run on the thread that needs them; a call that overruns is left on its thread and
+a new one goes on with the loop or the worker's queue (engine/watchdog.py, whose own cases are
+in test_watchdog.py).
 """
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
-import weakref
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +25,8 @@ import pytest
 
 from kubesched import Code, Handle, NodeInfo, Pod, Status, hookimpl
 from kubesched.backends.memory import InMemoryBackend
-from kubesched.engine.scheduler import REASON_SCHEDULER_ERROR, Scheduler, _CallRunner
+from kubesched.engine.scheduler import REASON_SCHEDULER_ERROR, Attempt, Scheduler
+from kubesched.engine.watchdog import PluginCall
 from kubesched.service.simulate import VirtualClock
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import TEST_BINDER, make_config
@@ -181,10 +185,44 @@ def _scheduler(case: Case, pods: list[Pod], workers: int) -> tuple[Scheduler, In
     return scheduler, backend
 
 
-def _schedule_all(scheduler: Scheduler) -> None:
-    while scheduler.schedule_one(timeout=0):
-        pass
-    assert scheduler.wait_for_bindings(timeout=10 * LIMIT + 5)
+class _Loop:
+    """``scheduler.run`` on a thread of its own, as ``kubesched run`` has it: a plugin call
+    that hangs holds the loop's thread until the watchdog hands the loop to a new one (a
+    direct ``schedule_one`` from the test would be that thread, stuck for HANG_SECONDS)."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+        self.ended: Counter[str] = Counter()
+        self._changed = threading.Condition()
+        scheduler.observe_attempts(self._observe)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=scheduler.run, args=(self.stop, 0.02), daemon=True)
+        self.thread.start()
+
+    def _observe(self, attempt: Attempt, _seconds: float) -> None:
+        with self._changed:
+            self.ended[attempt.pod.uid] += 1
+            self._changed.notify_all()
+
+    def settle(self, pods: list[Pod], attempts: int = 1) -> None:
+        """Wait until each of ``pods`` has ended ``attempts`` attempts and no binding runs."""
+        with self._changed:
+            assert self._changed.wait_for(
+                lambda: all(self.ended[p.uid] >= attempts for p in pods), 10 * LIMIT + 5
+            ), dict(self.ended)
+        assert self.scheduler.wait_for_bindings(timeout=10 * LIMIT + 5)
+
+    def retry_after_backoff(self, pods: list[Pod]) -> None:
+        """Let the backoff of the pods that erred pass; wait for their second attempt."""
+        self.scheduler.queue.clock.now += 1.0  # type: ignore[attr-defined]
+        self.scheduler.queue.flush()
+        self.settle(pods, attempts=2)
+
+
+def _schedule_all(scheduler: Scheduler, pods: list[Pod]) -> _Loop:
+    loop = _Loop(scheduler)
+    loop.settle(pods)
+    return loop
 
 
 @pytest.mark.parametrize("point", list(CASES))
@@ -195,7 +233,7 @@ def test_a_hung_plugin_is_an_error_for_its_pod_only(point: str) -> None:
     # One binding worker: a hung binding point that kept it would hold up every later pod.
     scheduler, backend = _scheduler(case, [hung, *others], workers=1)
     try:
-        _schedule_all(scheduler)
+        loop = _schedule_all(scheduler, [hung, *others])
         for pod in others:
             assert backend.pods[pod.uid].node_name, pod.name
         attempt = scheduler.attempts[hung.uid]
@@ -214,26 +252,54 @@ def test_a_hung_plugin_is_an_error_for_its_pod_only(point: str) -> None:
             assert Recorder.unreserved == ["hung"]
         # Retried after backoff, like any Error: the plugin answers this time.
         assert scheduler.queue.pending()["backoff"] == 1
-        scheduler.queue.clock.now += 1.0  # type: ignore[attr-defined]
-        scheduler.queue.flush()
-        _schedule_all(scheduler)
+        loop.retry_after_backoff([hung])
         assert scheduler.attempts[hung.uid].node_name
         assert backend.pods[hung.uid].node_name
         assert scheduler.waiting_pods.get(hung.uid) is None
+        assert loop.thread.is_alive() and not scheduler.loop_stalled(5)
     finally:
         RELEASE.set()
         scheduler.stop()
 
 
+@pytest.mark.parametrize("point", ["PreFilter", "Permit"])
+def test_the_loop_goes_on_on_a_new_thread_and_the_stuck_one_ends(point: str) -> None:
+    """A scheduling-cycle plugin that hangs holds the loop's thread: a new thread goes on with
+    the loop at once, and the stuck one, when its call returns, ends without touching the
+    cycle it was in (one loop runs, never two)."""
+    hung, other = make_pod("hung").obj(), make_pod("ok").obj()
+    scheduler, backend = _scheduler(CASES[point], [hung, other], workers=1)
+    try:
+        loop = _schedule_all(scheduler, [hung, other])
+        stuck = [t for t in threading.enumerate() if t.name == "scheduling-loop"]
+        assert len(stuck) == 2, "the stuck thread and the one that went on"
+        assert scheduler.loop_thread in stuck
+        stuck.remove(scheduler.loop_thread)
+        RELEASE.set()
+        stuck[0].join(5)
+        assert not stuck[0].is_alive()
+        assert scheduler.loop_thread.is_alive() and loop.thread.is_alive()
+        assert scheduler.attempts[hung.uid].reason == REASON_SCHEDULER_ERROR
+        assert loop.ended[hung.uid] == 1, "the late return ended no second attempt"
+        loop.retry_after_backoff([hung])
+        assert backend.pods[hung.uid].node_name
+    finally:
+        RELEASE.set()
+        scheduler.stop()
+    loop.thread.join(5)
+    assert not loop.thread.is_alive(), "run() returns once the loop's latest thread ends"
+    assert scheduler.loop_ended
+
+
 @pytest.mark.parametrize("point", ["PreBind", "Bind"])
 def test_hung_binding_points_do_not_hold_other_bindings(point: str) -> None:
     """Several pods hang at once, more than there are workers: every other pod still binds,
-    within about one limit per hung pod (each worker waits out at most one limit per pod)."""
+    within about one limit per hung pod (each stuck worker is replaced at the limit)."""
     hung = [make_pod(f"hung-{i}").obj() for i in range(3)]
     others = [make_pod(f"ok-{i}").obj() for i in range(6)]
     scheduler, backend = _scheduler(CASES[point], [*hung, *others], workers=2)
     try:
-        _schedule_all(scheduler)
+        _schedule_all(scheduler, [*hung, *others])
         assert all(backend.pods[p.uid].node_name for p in others)
         assert {scheduler.attempts[p.uid].reason for p in hung} == {REASON_SCHEDULER_ERROR}
     finally:
@@ -247,14 +313,12 @@ def test_a_late_bind_result_is_dropped_and_the_pod_is_bound_once() -> None:
     hung = make_pod("hung").obj()
     scheduler, backend = _scheduler(CASES["Bind"], [hung], workers=1)
     try:
-        _schedule_all(scheduler)
+        loop = _schedule_all(scheduler, [hung])
         assert scheduler.attempts[hung.uid].reason == REASON_SCHEDULER_ERROR
         RELEASE.set()  # the hung call now returns Success, too late
         time.sleep(LIMIT)
         assert not backend.pods[hung.uid].node_name
-        scheduler.queue.clock.now += 1.0  # type: ignore[attr-defined]
-        scheduler.queue.flush()
-        _schedule_all(scheduler)
+        loop.retry_after_backoff([hung])
         assert backend.pods[hung.uid].node_name
         scheduled = [e for e in backend.events if e.reason == "Scheduled"]
         assert len(scheduled) == 1
@@ -263,19 +327,23 @@ def test_a_late_bind_result_is_dropped_and_the_pod_is_bound_once() -> None:
 
 
 def test_no_limit_waits_for_the_plugin() -> None:
-    """``plugin_timeout=None``: calls run on the caller's thread, however long they take."""
+    """``plugin_timeout=None``: calls run on the caller's thread, however long they take, and
+    nothing watches them."""
     config, registry = make_config(
         {HUNG: HangsAtReserve}, {"plugins": {"reserve": {"enabled": [{"name": HUNG}]}}}
     )
-    backend = InMemoryBackend([make_node("n1").obj()], [make_pod("hung").obj()])
+    pod = make_pod("hung").obj()
+    backend = InMemoryBackend([make_node("n1").obj()], [pod])
     scheduler = Scheduler(config, backend, registry, clock=VirtualClock(), inline_binding=True)
     scheduler.start()
     timer = threading.Timer(LIMIT * 2, RELEASE.set)
+    began = time.monotonic()
     timer.start()
     try:
-        _schedule_all(scheduler)
-        assert all(p.node_name for p in backend.pods.values())
-        assert not scheduler._runners
+        assert scheduler.schedule_one(timeout=0)
+        assert time.monotonic() - began >= LIMIT * 2
+        assert backend.pods[pod.uid].node_name == "n1"
+        assert scheduler.watchdog._thread is None, "never started"
     finally:
         timer.cancel()
         scheduler.stop()
@@ -288,7 +356,7 @@ def test_binding_plugin_is_named_per_pod_under_concurrency() -> None:
     others = [make_pod(f"ok-{i}").obj() for i in range(8)]
     scheduler, _ = _scheduler(CASES["PreBind"], [hung, *others], workers=4)
     try:
-        _schedule_all(scheduler)
+        _schedule_all(scheduler, [hung, *others])
         assert scheduler.attempts[hung.uid].message == (
             f'running PreBind plugin "{HUNG}": did not return within {LIMIT:g}s'
         )
@@ -303,129 +371,63 @@ def test_a_late_permit_wait_does_not_hold_the_pod() -> None:
     hung = make_pod("hung").obj()
     scheduler, backend = _scheduler(CASES["Permit"], [hung], workers=1)
     try:
-        _schedule_all(scheduler)
+        loop = _schedule_all(scheduler, [hung])
         assert scheduler.attempts[hung.uid].reason == REASON_SCHEDULER_ERROR
         RELEASE.set()  # the hung call now returns Wait, too late
         time.sleep(LIMIT)
         assert scheduler.waiting_pods.get(hung.uid) is None
-        scheduler.queue.clock.now += 1.0  # type: ignore[attr-defined]
-        scheduler.queue.flush()
         began = time.monotonic()
-        _schedule_all(scheduler)
+        loop.retry_after_backoff([hung])
         assert backend.pods[hung.uid].node_name
         assert time.monotonic() - began < HANG_SECONDS / 2
     finally:
         scheduler.stop()
 
 
-def test_points_without_plugins_run_inline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only points that have plugins are handed to a runner thread: a profile with a Filter
-    and a Bind plugin hands over the scheduling cycle and Bind, not Reserve, Permit, PreBind
-    or PostBind (two thread switches saved for each)."""
+def test_a_direct_caller_gets_its_call_back_late_and_the_attempt_was_already_ended() -> None:
+    """``schedule_one`` called directly (tests, ``simulate``'s driver) has no loop for a new
+    thread to go on with: the caller waits out its plugin, but the pod's attempt ended at the
+    limit, and the late result changes nothing."""
+    hung = make_pod("hung").obj()
+    scheduler, backend = _scheduler(CASES["Filter"], [hung], workers=1)
+    ended: list[Attempt] = []
+    scheduler.observe_attempts(lambda attempt, _seconds: ended.append(attempt))
+    timer = threading.Timer(LIMIT * 5, RELEASE.set)
+    timer.start()
+    try:
+        assert scheduler.schedule_one(timeout=0)
+        assert [a.reason for a in ended] == [REASON_SCHEDULER_ERROR]
+        assert not backend.pods[hung.uid].node_name
+        assert scheduler.queue.pending()["backoff"] == 1
+    finally:
+        timer.cancel()
+        scheduler.stop()
+
+
+def test_points_without_plugins_are_not_watched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only points that have plugins are made under the watch: a profile with a Filter and a
+    Bind plugin watches the scheduling cycle and Bind, not Reserve, Permit, PreBind or PostBind
+    (each watch is a lock taken twice)."""
     from kubesched.engine import scheduler as scheduler_module
 
-    handed_over: list[str] = []
-    run = scheduler_module._CallRunner.run
+    watched: list[str] = []
 
-    def counting(self: Any, timeout: float, call: Any, *args: Any) -> Any:
-        handed_over.append(getattr(call, "__name__", "?"))
-        return run(self, timeout, call, *args)
+    def counting(call: Any, *args: Any) -> PluginCall:
+        watched.append(getattr(call, "__name__", "?"))
+        return PluginCall(call, *args)
 
-    monkeypatch.setattr(scheduler_module._CallRunner, "run", counting)
+    monkeypatch.setattr(scheduler_module, "PluginCall", counting)
     config, registry = make_config({RECORDER: Recorder}, {"plugins": {}})
-    backend = InMemoryBackend([make_node("n1").obj()], [make_pod("p").obj()])
+    pod = make_pod("p").obj()
+    backend = InMemoryBackend([make_node("n1").obj()], [pod])
     scheduler = Scheduler(
         config, backend, registry, clock=VirtualClock(), seed=0, plugin_timeout=LIMIT
     )
     scheduler.start()
-    _schedule_all(scheduler)
-    scheduler.stop()
+    try:
+        _schedule_all(scheduler, [pod])
+    finally:
+        scheduler.stop()
     assert backend.pod("default", "p").node_name == "n1"
-    assert handed_over == ["schedule", "run_bind"]
-
-
-# -- the runner thread itself ------------------------------------------------------------------
-def test_runner_close_when_idle_ends_its_thread() -> None:
-    from kubesched.engine.scheduler import _CallRunner
-
-    runner = _CallRunner("idle")
-    assert runner.run(1.0, lambda x: x + 1, (1,)) == 2
-    runner.close()
-    runner.close()  # twice: still no error
-    runner.thread.join(2)
-    assert not runner.thread.is_alive()
-
-
-def test_runner_closed_during_a_call_still_answers_it() -> None:
-    """Shutdown closes every runner while binding cycles may be mid-call (the deposed leader
-    of the failover test): the call's outcome reaches its caller and the thread ends after."""
-    from kubesched.engine.scheduler import _CallRunner
-
-    runner = _CallRunner("busy")
-    started, release = threading.Event(), threading.Event()
-
-    def slow() -> str:
-        started.set()
-        release.wait(5)
-        return "bound"
-
-    results: list[str] = []
-    caller = threading.Thread(target=lambda: results.append(runner.run(5.0, slow, ())))
-    caller.start()
-    assert started.wait(2)
-    runner.close()
-    release.set()
-    caller.join(5)
-    assert results == ["bound"]
-    runner.thread.join(2)
-    assert not runner.thread.is_alive()
-
-
-def test_runner_closed_between_hand_over_and_take_runs_the_call() -> None:
-    """close() in the instant after a call is handed over and before the runner takes it:
-    no error (the hand-over already released the lock), the call runs, the thread ends."""
-    import sys
-
-    from kubesched.engine.scheduler import _CallRunner
-
-    runner = _CallRunner("handed-over")
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1.0)  # the runner cannot take the call before close() has run
-    try:
-        runner._job = (lambda: "ran", ())
-        runner._go.release()
-        runner.close()
-    finally:
-        sys.setswitchinterval(interval)
-    assert runner._done.acquire(timeout=2)
-    assert runner._outcome == (True, "ran")
-    runner.thread.join(2)
-    assert not runner.thread.is_alive()
-
-
-class _Unfit(Exception):
-    """What a scheduling cycle's call raises for an unschedulable pod (a FitError)."""
-
-
-def _unfit() -> None:
-    raise _Unfit("0/1000 nodes are available")
-
-
-def test_an_exception_a_runner_passes_back_is_freed_without_the_collector() -> None:
-    """Under SchedulingWithMixedChurn every attempt of the unschedulable pod raises a FitError
-    through the runner; each used to be a reference cycle (exception, traceback, the runner's
-    frame), collected only when the tuned GC got to it: RSS grew ~0.2 MB/s over the churn."""
-    runner = _CallRunner("test-runner")
-    gc.disable()
-    try:
-        caught: weakref.ref[BaseException] | None = None
-        try:
-            runner.run(5.0, _unfit, ())
-        except _Unfit as exc:
-            caught = weakref.ref(exc)
-        assert caught is not None
-        runner.run(5.0, int, ())  # the runner thread holds its last outcome until the next
-        assert caught() is None, "freed by its reference count alone"
-    finally:
-        gc.enable()
-        runner.close()
+    assert watched == ["schedule", "run_bind"]
+    assert scheduler.watchdog.watching() == 0

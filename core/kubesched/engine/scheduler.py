@@ -13,14 +13,14 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubesched.api.objects import Pod
 from kubesched.config import SchedulerConfiguration
 from kubesched.engine.algorithm import CycleError, FitError, SchedulingAlgorithm
+from kubesched.engine.binding_workers import BindingWorkers
 from kubesched.engine.cache import Cache
 from kubesched.engine.event_handlers import SchedulerEventHandler
 from kubesched.engine.extender import ExtenderError, HTTPExtender
@@ -28,6 +28,7 @@ from kubesched.engine.metrics import PLUGIN_METRICS_SAMPLE_PERCENT, status_label
 from kubesched.engine.nominator import Nominator
 from kubesched.engine.queue import SchedulingQueue
 from kubesched.engine.runtime import RUNNING_BINDING_PLUGIN, Framework, ProfileBuildError
+from kubesched.engine.watchdog import Abandoned, Cycle, PluginCall, Watchdog
 from kubesched.errors import ConfigError, FieldError
 from kubesched.framework.backend import BindError, ClusterBackend
 from kubesched.framework.cycle_state import CycleState
@@ -74,103 +75,6 @@ class Attempt:
     message: str = ""
 
 
-class _Overrun(Exception):
-    """A runner's call did not return in time; the runner is abandoned."""
-
-
-class _CallRunner:
-    """One daemon thread running plugin calls for :meth:`Scheduler._within_time_limit`
-    (daemon, unlike a ThreadPoolExecutor's workers, so a plugin hung for good never holds up
-    the process's exit).
-
-    Two locks hand a call over and its outcome back: half the CPU of a ``Future`` (16 against
-    36 µs per call here, the condition variable a Future waits on being the difference), paid
-    at least twice for every pod (the scheduling cycle and Bind).
-    """
-
-    def __init__(self, name: str) -> None:
-        self._go = threading.Lock()
-        self._go.acquire()
-        self._done = threading.Lock()
-        self._done.acquire()
-        #: Guards the choice between handing the outcome back and the caller giving up.
-        self._handover = threading.Lock()
-        self._job: tuple[Callable[..., Any], tuple] | None = None
-        self._outcome: tuple[bool, Any] = (True, None)
-        self._abandoned = False
-        self._closing = False
-        self._late: Callable[[Any], None] | None = None
-        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while True:
-            self._go.acquire()
-            job, self._job = self._job, None
-            if job is None:  # woken by close()
-                return
-            call, args = job
-            try:
-                outcome: tuple[bool, Any] = (True, call(*args))
-            except BaseException as exc:
-                outcome = (False, exc)
-            with self._handover:
-                if not self._abandoned:
-                    self._outcome = outcome
-                    self._done.release()
-                    if self._closing:
-                        return
-                    continue
-                late = self._late
-            # The caller gave up on this call: the result goes to its late handler, and this
-            # thread ends (the caller runs its next calls on a new runner).
-            if late is not None and outcome[0]:
-                try:
-                    late(outcome[1])
-                except Exception:
-                    log.exception("handling the late result of an abandoned plugin call failed")
-            return
-
-    def run(
-        self,
-        timeout: float,
-        call: Callable[..., T],
-        args: tuple,
-        late: Callable[[T], None] | None = None,
-    ) -> T:
-        """``call(*args)`` on this runner; raises :class:`_Overrun` when it has not returned
-        within ``timeout`` seconds (the runner is then abandoned, and ``late`` gets the
-        result should it ever come)."""
-        self._job = (call, args)
-        self._go.release()
-        if not self._done.acquire(timeout=timeout):
-            with self._handover:
-                if not self._done.acquire(blocking=False):  # not even at the last moment
-                    self._abandoned = True
-                    self._late = late
-                    raise _Overrun
-        ok, value = self._outcome
-        self._outcome = (True, None)
-        if ok:
-            return value  # type: ignore[no-any-return]
-        # The raised exception's traceback holds this frame, whose local would hold the
-        # exception: a reference cycle per failed call (a FitError with its Diagnosis, one per
-        # unschedulable attempt) left for the collector, which the tuned GC reaches rarely.
-        try:
-            raise value
-        finally:
-            del value
-
-    def close(self) -> None:
-        """Let the thread end: at once when idle, after its current call otherwise (whose
-        outcome still reaches the caller). Safe in any state, and more than once."""
-        self._closing = True
-        try:
-            self._go.release()  # wakes an idle runner with no job
-        except RuntimeError:  # a call was handed over and not taken yet: it ends after that
-            pass
-
-
 def build_frameworks(
     config: SchedulerConfiguration, registry: Registry, handle_for: Callable[[str], Handle]
 ) -> dict[str, Framework]:
@@ -210,8 +114,10 @@ class Scheduler:
         """``plugin_timeout``: the longest the plugin calls of one extension point may take
         (the scheduling cycle from PreFilter to NormalizeScore as one, then PostFilter, Reserve,
         Permit, PreBind, Bind and PostBind each); past it the pod's attempt ends with an Error
-        naming the point and plugin, and the scheduler goes on with other pods. The wait at
-        Permit is not a plugin call: it has its own timeout. ``None``: no limit.
+        naming the point and plugin, and the scheduler goes on with other pods (the call is left
+        on its thread; a new thread goes on with the loop or the binding queue, see
+        engine/watchdog.py). The wait at Permit is not a plugin call: it has its own timeout.
+        ``None``: no limit.
         ``binding_workers``: binding cycles run at once (default: the config's parallelism).
 
         ``wait_on_clock`` (``simulate`` and the test harness, with ``inline_binding`` and a
@@ -271,7 +177,10 @@ class Scheduler:
         self.inline_binding = inline_binding
         # The config's `parallelism` bounds the binding cycles run at once (docs/design.md).
         workers = config.parallelism if binding_workers is None else binding_workers
-        self._binder = ThreadPoolExecutor(max_workers=max(workers, 1), thread_name_prefix="binding")
+        #: Plugin calls run on the thread that needs them; one that overruns the limit is
+        #: taken over (engine/watchdog.py).
+        self.watchdog = Watchdog(plugin_timeout, self._overrun)
+        self._binder = BindingWorkers(workers, serving=self.watchdog.serve_as)
         self._in_flight_bindings = 0
         self._bindings_done = threading.Condition()
         self.attempts: dict[str, Attempt] = {}
@@ -279,16 +188,14 @@ class Scheduler:
         self._attempts_lock = threading.Lock()
         self._stop = threading.Event()
         self.plugin_timeout = plugin_timeout
-        #: Each calling thread's runner for time-limited plugin calls (the scheduling thread's,
-        #: each binding worker's), by thread id.
-        self._runners: dict[int, _CallRunner] = {}
-        self._runners_lock = threading.Lock()
         self._attempt_observers: list[Callable[[Attempt, float], None]] = []
-        #: The thread running :meth:`run`, when it runs; when its latest cycle began; whether
-        #: it returned (asked to stop).
+        #: The thread running the scheduling loop, when it runs (a new one after the watchdog
+        #: took over from a stuck one); when its latest cycle began; whether it ended (asked to
+        #: stop).
         self.loop_thread: threading.Thread | None = None
         self.heartbeat = time.monotonic()
         self.loop_ended = False
+        self._loop_done = threading.Event()
         #: The pod whose binding cycle the current scheduling cycle started (it owns it then).
         self._handed_over: QueuedPodInfo | None = None
 
@@ -327,13 +234,39 @@ class Scheduler:
         self.backend.start(self.handler, sync_timeout=sync_timeout)
 
     def run(self, stop: threading.Event | None = None, poll_seconds: float = 1.0) -> None:
-        """Schedule until ``stop`` is set (or :meth:`stop` is called).
+        """Schedule until ``stop`` is set (or :meth:`stop` is called); returns when the loop
+        has ended.
 
-        Nothing a cycle raises ends the loop: :meth:`schedule_one` turns it into an Error for
-        that pod, and a failure between cycles is logged. :attr:`heartbeat` is set before each
-        cycle, so a loop that stopped turning (a hung call) shows in :meth:`loop_stalled`."""
+        The loop runs on a thread of its own (:attr:`loop_thread`), so that the watchdog can
+        hand it to a new thread when a plugin call overruns the limit. Nothing a cycle raises
+        ends the loop: :meth:`schedule_one` turns it into an Error for that pod, and a failure
+        between cycles is logged. :attr:`heartbeat` is set before each cycle, so a loop that
+        stopped turning (a call with no limit that hangs) shows in :meth:`loop_stalled`."""
         stop = stop or self._stop
+        self.loop_ended = False
+        self._loop_done.clear()
+        self.loop_thread = threading.Thread(
+            target=self._loop, args=(stop, poll_seconds), name="scheduling-loop", daemon=True
+        )
+        self.loop_thread.start()
+        self._loop_done.wait()
+
+    def _loop(self, stop: threading.Event, poll_seconds: float) -> None:
+        """The scheduling loop, on :attr:`loop_thread`; also what a thread that takes over
+        from a stuck loop resumes."""
         self.loop_thread = threading.current_thread()
+        self.watchdog.serve_as(lambda: self._loop(stop, poll_seconds))
+        ended = True
+        try:
+            self._turn(stop, poll_seconds)
+        except Abandoned:  # stuck in a plugin call: the thread that took over loops now
+            ended = False
+        finally:
+            if ended:
+                self.loop_ended = True
+                self._loop_done.set()
+
+    def _turn(self, stop: threading.Event, poll_seconds: float) -> None:
         last_flush = time.monotonic()
         while not stop.is_set() and not self._stop.is_set():
             self.heartbeat = time.monotonic()
@@ -347,7 +280,6 @@ class Scheduler:
             except Exception:
                 log.exception("scheduling loop: unexpected error; going on")
                 stop.wait(min(poll_seconds, 0.1))  # a failure that repeats must not spin
-        self.loop_ended = True
 
     def loop_stalled(self, limit: float) -> str:
         """Why the scheduling loop is not healthy (``""`` when it is, or never started): its
@@ -366,10 +298,7 @@ class Scheduler:
         self._stop.set()
         self.queue.close()
         self._binder.shutdown(wait=wait_for_bindings)
-        with self._runners_lock:
-            runners, self._runners = list(self._runners.values()), {}
-        for runner in runners:
-            runner.close()
+        self.watchdog.close()  # after the bindings: a stuck one is still taken over
         for extender in self.extenders:
             extender.close()
 
@@ -396,7 +325,7 @@ class Scheduler:
                 continue
             with self._bindings_done:
                 self._in_flight_bindings += 1
-            self._binding_cycle(*held)
+            self.watchdog.drive(self._binding_cycle(*held))
             ran += 1
 
     def expire_waits(self) -> int:
@@ -419,11 +348,10 @@ class Scheduler:
         if not self.wait_on_clock:
             return self._schedule_one(timeout)
         self.run_ended_waits()
-        try:
-            return self._schedule_one(timeout)
-        finally:
-            # Pods a Permit allowed (a gang completed) bind after the cycle that allowed them.
-            self.run_ended_waits()
+        popped = self._schedule_one(timeout)
+        # Pods a Permit allowed (a gang completed) bind after the cycle that allowed them.
+        self.run_ended_waits()
+        return popped
 
     def _schedule_one(self, timeout: float | None) -> bool:
         """One pod's scheduling cycle (see :meth:`schedule_one`).
@@ -434,16 +362,20 @@ class Scheduler:
         info = self.queue.pop(timeout=timeout)
         if info is None:
             return False
+        self.watchdog.drive(self._attempt(info))
+        return True
+
+    def _attempt(self, info: QueuedPodInfo) -> Cycle:
+        """The scheduling cycle of ``info``'s pod, as the watchdog drives it."""
         self._handed_over = None
         started = time.monotonic()
         try:
-            self._scheduling_cycle(info)
+            yield from self._scheduling_cycle(info)
         except Exception as exc:
             if self._handed_over is info:  # its binding cycle owns the pod now
                 log.exception("scheduling cycle of pod %s failed after binding began", info.pod.key)
-                return True
+                return
             self._cycle_failed(info, exc, started)
-        return True
 
     def _cycle_failed(self, info: QueuedPodInfo, exc: Exception, started: float) -> None:
         pod = info.pod
@@ -470,7 +402,7 @@ class Scheduler:
             log.exception("requeueing pod %s after a failed cycle failed", pod.key)
             self.queue.done(pod.uid)
 
-    def _scheduling_cycle(self, info: QueuedPodInfo) -> None:
+    def _scheduling_cycle(self, info: QueuedPodInfo) -> Cycle:
         pod = info.pod
         framework = self.frameworks.get(pod.scheduler_name)
         if framework is None or pod.deletion_timestamp or self.cache.is_assumed(pod.uid):
@@ -490,12 +422,12 @@ class Scheduler:
             )
         self.refresh_snapshot()
         try:
-            result = self._within_time_limit(
+            result = yield from self._limited(
                 framework, self.algorithm.schedule, framework, state, pod, self.snapshot
             )
         except FitError as fit:
             try:
-                nominated = self._within_time_limit(
+                nominated = yield from self._limited(
                     framework, self._post_filter, framework, state, pod, fit
                 )
             except CycleError as exc:
@@ -540,20 +472,20 @@ class Scheduler:
         point_began = time.perf_counter()
         point = "Reserve"
         try:
-            status = self._within_time_limit(
+            status = yield from self._limited(
                 framework, framework.run_reserve, state, pod, node, point="reserve"
             )
             self._observe_point(framework, point, status, point_began)
             if status.is_success():
                 point, point_began = "Permit", time.perf_counter()
-                status = self._within_time_limit(
+                status = yield from self._limited(
                     framework,
                     framework.run_permit,
                     state,
                     pod,
                     node,
                     point="permit",
-                    abandoned=lambda late: self._drop_late_wait(pod, late),
+                    late=lambda late: self._drop_late_wait(pod, late),
                 )
                 self._observe_point(framework, point, status, point_began)
         except CycleError as exc:  # a Reserve or Permit plugin overran the time limit
@@ -569,59 +501,47 @@ class Scheduler:
         # The pod stays "in flight" for the queue until its binding cycle ends, so events that
         # arrive while it waits at Permit or binds still count if it comes back.
         self._handed_over = info
-        self._start_binding(framework, state, info, node, started)
+        yield from self._start_binding(framework, state, info, node, started)
 
-    def _within_time_limit(
+    def _limited(
         self,
         framework: Framework,
         call: Callable[..., T],
         *args: Any,
         running: Callable[[], tuple[str, str]] | None = None,
-        abandoned: Callable[[T], None] | None = None,
+        late: Callable[[T], None] | None = None,
         point: str | None = None,
-    ) -> T:
-        """``call(*args)``, given at most ``plugin_timeout`` seconds when one is set.
+    ) -> Generator[PluginCall, Any, T]:
+        """``call(*args)`` under the plugin time limit (``yield from`` it in a cycle).
 
-        Python cannot stop a thread, so the call runs on a runner thread belonging to the
-        calling thread (the scheduling thread, or one binding worker); one that does not return
-        in time is left behind and the caller's next call gets a fresh runner. Its result, if it
-        ever comes, goes to ``abandoned`` (or is dropped). The plugin running at that moment
-        (``running()``, by default the framework's scheduling-cycle record) is named in the
-        Error, as a plugin that raises is. ``point`` (a profile field name) lets a point without
-        plugins run inline.
+        The watchdog makes the call on the cycle's thread; when it overruns, the cycle goes on
+        (on another thread) with a :class:`CycleError` raised here, naming the plugin running
+        at that moment (``running()``, by default the framework's scheduling-cycle record), as
+        a plugin that raises is named. A late result goes to ``late`` (or is dropped).
+        ``point`` (a profile field name): a point without plugins runs unwatched.
         """
         if not self.plugin_timeout or (point is not None and not framework.plugins_at(point)):
-            # No limit, or no plugin at this point: nothing can hang, and the hand-over to a
-            # runner thread (two thread switches) is saved.
-            return call(*args)
-        caller = threading.get_ident()
-        with self._runners_lock:
-            runner = self._runners.get(caller)
-            if runner is None:
-                runner = self._runners[caller] = _CallRunner(
-                    f"plugins-of-{threading.current_thread().name}"
-                )
-        try:
-            return runner.run(self.plugin_timeout, call, args, abandoned)
-        except _Overrun:
-            point, plugin = (running or framework.running)()
-            with self._runners_lock:
-                if self._runners.get(caller) is runner:
-                    del self._runners[caller]
-            log.error(
-                '%s plugin "%s" did not return within %gs; its call is abandoned',
-                point,
-                plugin,
-                self.plugin_timeout,
+            return call(*args)  # nothing to limit: the watch is saved
+        result: T = yield PluginCall(call, args, running or framework.running, late)
+        return result
+
+    def _overrun(self, request: PluginCall) -> CycleError:
+        """The Error a cycle gets in place of a call that overran the limit (watchdog)."""
+        point, plugin = request.running()
+        log.error(
+            '%s plugin "%s" did not return within %gs; its call is abandoned',
+            point,
+            plugin,
+            self.plugin_timeout,
+        )
+        return CycleError(
+            Status(
+                Code.ERROR,
+                f'running {point} plugin "{plugin}": did not return within '
+                f"{self.plugin_timeout:g}s",
+                plugin=plugin,
             )
-            raise CycleError(
-                Status(
-                    Code.ERROR,
-                    f'running {point} plugin "{plugin}": did not return within '
-                    f"{self.plugin_timeout:g}s",
-                    plugin=plugin,
-                )
-            ) from None
+        )
 
     def _drop_late_wait(self, pod: Pod, late: Status) -> None:
         """A Permit call abandoned at the time limit that comes back with Wait has registered
@@ -670,16 +590,18 @@ class Scheduler:
         info: QueuedPodInfo,
         node: str,
         started: float,
-    ) -> None:
+    ) -> Cycle:
         held = self.waiting_pods.get(info.pod.uid)
         if held is not None and self.wait_on_clock:
             # The binding cycle begins now (its nomination is written while the pod waits);
             # its rest runs once the wait ends, or at once when PreBindPreFlight failed.
-            expectation = self._nominate_for_expectation(framework, state, info.pod, node)
+            expectation = yield from self._nominate_for_expectation(
+                framework, state, info.pod, node
+            )
             if not expectation[0].is_success():
                 with self._bindings_done:
                     self._in_flight_bindings += 1
-                self._binding_cycle(framework, state, info, node, started, expectation)
+                yield from self._binding_cycle(framework, state, info, node, started, expectation)
                 return
             with self._held_lock:
                 self._held_bindings[info.pod.uid] = (
@@ -699,9 +621,11 @@ class Scheduler:
             self._in_flight_bindings += 1
         waiting = held is not None
         if self.inline_binding and not waiting:
-            self._binding_cycle(framework, state, info, node, started)
+            yield from self._binding_cycle(framework, state, info, node, started)
         else:
-            self._binder.submit(self._binding_cycle, framework, state, info, node, started)
+            self._binder.submit(
+                self.watchdog.drive, self._binding_cycle(framework, state, info, node, started)
+            )
 
     def _binding_cycle(
         self,
@@ -711,7 +635,7 @@ class Scheduler:
         node: str,
         started: float,
         expectation: tuple[Status, bool] | None = None,
-    ) -> None:
+    ) -> Cycle:
         """``expectation``: what :meth:`_nominate_for_expectation` returned, when it ran as the
         pod began to wait (virtual clock)."""
         pod = info.pod
@@ -721,7 +645,7 @@ class Scheduler:
             status, nominated = (
                 expectation
                 if expectation is not None
-                else self._nominate_for_expectation(framework, state, pod, node)
+                else (yield from self._nominate_for_expectation(framework, state, pod, node))
             )
             if status.is_success():
                 status = framework.wait_on_permit(pod)
@@ -729,7 +653,7 @@ class Scheduler:
                 waiting.reject("", status.message())  # no binding cycle will wait on it now
                 self.waiting_pods.remove(pod.uid)
             if status.is_success():
-                status = self._binding_call(
+                status = yield from self._binding_call(
                     framework, framework.run_pre_bind, state, pod, node, "preBind"
                 )
             if status.is_success() and not self.cache.has_node(node):
@@ -745,7 +669,7 @@ class Scheduler:
                     if any(e.is_binder for e in self.extenders)
                     else framework.run_bind
                 )
-                status = self._binding_call(framework, bind, state, pod, node, "bind")
+                status = yield from self._binding_call(framework, bind, state, pod, node, "bind")
             if not status.is_success():
                 self._binding_failed(framework, state, info, node, status, started, nominated)
                 return
@@ -757,7 +681,9 @@ class Scheduler:
             except Exception:
                 log.exception("recording the Scheduled event of pod %s failed", pod.key)
             # Informational: the pod is bound whatever PostBind does (an overrun is logged).
-            self._binding_call(framework, framework.run_post_bind, state, pod, node, "postBind")
+            yield from self._binding_call(
+                framework, framework.run_post_bind, state, pod, node, "postBind"
+            )
         except Exception:  # a bug here must not kill the binding pool or lose the pod
             log.exception("binding cycle of pod %s failed", pod.key)
             if bound:  # already bound: only what came after failed (events, PostBind)
@@ -778,7 +704,7 @@ class Scheduler:
 
     def _nominate_for_expectation(
         self, framework: Framework, state: CycleState, pod: Pod, node: str
-    ) -> tuple[Status, bool]:
+    ) -> Generator[PluginCall, Any, tuple[Status, bool]]:
         """kube's ``NominatedNodeNameForExpectation`` (on by default in v1.37): run the
         PreBindPreFlights; when some PreBind plugin has work to do, or the pod waits at Permit,
         write ``node`` to the pod's ``status.nominatedNodeName`` first, so that other components
@@ -786,7 +712,7 @@ class Scheduler:
         such work the binding comes at once and nothing is written. A failed write is logged and
         binding goes on, as in kube. Returns the PreBindPreFlight outcome (an Error fails the
         binding) and whether the nomination was written."""
-        status = self._binding_call(
+        status = yield from self._binding_call(
             framework, framework.run_pre_bind_pre_flights, state, pod, node, "preBindPreFlight"
         )
         if status.code is Code.ERROR:
@@ -834,7 +760,7 @@ class Scheduler:
         pod: Pod,
         node: str,
         point: str,
-    ) -> Status:
+    ) -> Generator[PluginCall, Any, Status]:
         """A binding-cycle point under the plugin time limit: an overrun is an Error naming the
         plugin, recorded in the pod's CycleState by the framework (binding cycles run in
         parallel, so the framework's scheduling-cycle record cannot tell). Its duration goes to
@@ -842,7 +768,7 @@ class Scheduler:
         ``scheduler_binding_duration_seconds``)."""
         began = time.perf_counter()
         try:
-            status = self._within_time_limit(
+            status = yield from self._limited(
                 framework,
                 call,
                 state,
