@@ -253,3 +253,35 @@ def test_the_memo_keeps_the_most_recently_used_tables() -> None:
     assert len(memo) == 2
     assert memo.table(("a",)) == {"n": (1, None)}
     assert memo.table(("b",)) == {}
+
+
+class FavoursN3:
+    """A Score plugin without ``sign_pod``: called on every node for every pod."""
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        pass
+
+    @hookimpl
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        CALLS.append(("favours", pod.name, node_info.name))
+        return 100 if node_info.name == "n3" else 0
+
+
+def test_an_unsigned_score_runs_everywhere_while_signed_scores_are_reused() -> None:
+    """Both count in every cycle: the reused SlotFit scores and the fresh FavoursN3 ones."""
+    pods = [make_pod(f"p{i}").label("size", "s").obj() for i in range(3)]
+    points = {
+        "filter": {"enabled": [{"name": "SlotFit"}]},
+        "score": {"enabled": [{"name": "FavoursN3"}, {"name": "SlotFit"}]},
+    }
+    plugins = {"SlotFit": SlotFit, "FavoursN3": FavoursN3}
+    scheduler, backend = make_scheduler(plugins, {"plugins": points}, _nodes(4))
+    for pod in pods:
+        backend.add_pod(pod)
+        run_until_idle(scheduler)
+    assert _calls("favours", "p1") == ["n0", "n1", "n2", "n3"]
+    assert _calls("score", "p1") == ["n3"]  # SlotFit: only the node p0 went to is new
+    placed = {name: backend.pod("default", name).node_name for name in ("p0", "p1", "p2")}
+    # n3 (100 + SlotFit's 20, then 10) takes two; full, the third goes elsewhere.
+    assert placed["p0"] == placed["p1"] == "n3"
+    assert placed["p2"] in {"n0", "n1", "n2"}

@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pluggy
 
@@ -99,17 +99,32 @@ def _observed_call(
 
 class NodeScores:
     """A Score point's outcome: each plugin's weighted scores and each node's total, aligned
-    with the nodes scored; :attr:`by_plugin` as node-keyed dicts, built on first use."""
+    with the nodes scored; :attr:`columns` built on first use when ``build`` is given (the
+    totals alone decide the host), :attr:`by_plugin` as node-keyed dicts, likewise."""
 
-    __slots__ = ("_by_plugin", "columns", "names", "totals")
+    __slots__ = ("_build", "_by_plugin", "_columns", "names", "totals")
 
-    def __init__(self, names: list[str], columns: dict[str, list[int]], totals: list[int]) -> None:
+    def __init__(
+        self,
+        names: list[str],
+        columns: dict[str, list[int]] | None,
+        totals: list[int],
+        build: Callable[[], dict[str, list[int]]] | None = None,
+    ) -> None:
         self.names = names
-        #: plugin -> weighted score per node.
-        self.columns = columns
+        self._columns = columns
+        self._build = build
         #: The weighted sum per node.
         self.totals = totals
         self._by_plugin: dict[str, dict[str, int]] | None = None
+
+    @property
+    def columns(self) -> dict[str, list[int]]:
+        """plugin -> weighted score per node."""
+        if self._columns is None:
+            self._columns = self._build() if self._build is not None else {}
+            self._build = None
+        return self._columns
 
     @property
     def by_plugin(self) -> dict[str, dict[str, int]]:
@@ -137,6 +152,23 @@ class FilterReuse:
     def complete(self) -> bool:
         """Every running Filter signed the pod: the table holds the node's status itself."""
         return not self.unsigned
+
+
+_NAME = operator.attrgetter("name")
+_ROW = operator.itemgetter(1)
+_FIXED = operator.itemgetter(2)
+
+
+def _fixed_sum(row: tuple[int, ...], weights: tuple[tuple[int, int], ...]) -> int | None:
+    """The weighted sum of ``row``'s scores at the positions ``weights`` names (position,
+    weight); ``None`` when one of them is outside [0, 100] (run_score then names it)."""
+    total = 0
+    for k, weight in weights:
+        value = row[k]
+        if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
+            return None
+        total += value * weight
+    return total
 
 
 class _ScoreFailed(Exception):
@@ -806,8 +838,11 @@ class Framework:
         """Per plugin, per node: the normalized score times the plugin's weight, and each node's
         total (aligned with ``nodes``).
 
-        Raw scores come from the signature's table where the node is unchanged
-        (``filter_results`` explains when); NormalizeScore always runs over this cycle's nodes.
+        kube's RunScorePlugins in its order: every Score call, then every NormalizeScore, then
+        the weights and the [0, 100] check. Raw scores come from the signature's table where the
+        node is unchanged (``filter_results`` explains when), each row with the weighted sum of
+        its plugins that have no NormalizeScore, so that per cycle only the normalized columns
+        and the totals are built; NormalizeScore always runs over this cycle's nodes.
         """
         skip = state.skip_score_plugins
         all_calls = self._calls_of(state)
@@ -817,81 +852,147 @@ class Framework:
             return NodeScores([info.name for info in nodes], {}, [0] * len(nodes)), (
                 Status.success()
             )
-        names = [info.name for info in nodes]
+        names = list(map(_NAME, nodes))
+        normalizers = {c.plugin: c for c in all_calls["normalize_score"]}
+        fixed_weights = tuple(
+            (k, c.weight) for k, c in enumerate(calls) if c.plugin not in normalizers
+        )
         try:
-            columns = self._raw_scores(calls, state, pod, nodes)
+            rows, fixed = self._score_rows(calls, fixed_weights, state, pod, nodes)
         except _ScoreFailed as failed:
             return NodeScores(names, {}, []), failed.status
         except Exception as exc:
             plugin = self._current.plugin if self._current is not None else "?"
             return NodeScores(names, {}, []), self._crash("Score", plugin, exc)
-        normalizers = {c.plugin: c for c in all_calls["normalize_score"]}
-        by_plugin: dict[str, list[int]] = {}
-        weighted: list[list[int]] = []
-        for c, column in zip(calls, columns, strict=True):
+        normalized: dict[str, list[int]] = {}
+        for k, c in enumerate(calls):
             normalizer = normalizers.get(c.plugin)
-            if normalizer is not None:
-                self._current = normalizer
-                scores = dict(zip(names, column, strict=True))
-                try:
-                    status = self._status(
-                        normalizer.call(state, pod, scores), c.plugin, "NormalizeScore"
-                    )
-                except Exception as exc:
-                    return NodeScores(names, by_plugin, []), self._crash("Score", c.plugin, exc)
-                if not status.is_success():
-                    return NodeScores(names, by_plugin, []), status
-                column = [scores[name] for name in names]
+            if normalizer is None:
+                continue
+            self._current = normalizer
+            scores = dict(zip(names, map(operator.itemgetter(k), rows), strict=True))
+            try:
+                status = self._status(
+                    normalizer.call(state, pod, scores), c.plugin, "NormalizeScore"
+                )
+            except Exception as exc:
+                return NodeScores(names, normalized, []), self._crash("Score", c.plugin, exc)
+            if not status.is_success():
+                return NodeScores(names, normalized, []), status
+            column = list(map(scores.__getitem__, names))
+            if not {int}.issuperset(map(type, column)):
                 try:
                     column = [
                         v if type(v) is int else _integer_score(v, c.plugin, n, "NormalizeScore")
                         for n, v in zip(names, column, strict=True)
                     ]
                 except _ScoreFailed as failed:
-                    return NodeScores(names, by_plugin, []), failed.status
+                    return NodeScores(names, normalized, []), failed.status
+            normalized[c.plugin] = column
+        out_of_range = None in fixed  # a plugin without NormalizeScore gave one
+        for k, c in enumerate(calls):
+            column = normalized.get(c.plugin) or []
+            if c.plugin not in normalized:
+                if not out_of_range:
+                    continue
+                column = [row[k] for row in rows]
             if column and not (MIN_NODE_SCORE <= min(column) and max(column) <= MAX_NODE_SCORE):
                 value = next(v for v in column if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE)
-                # kube-scheduler's RunScorePlugins wording, word for word.
-                return NodeScores(names, by_plugin, []), Status(
+                # kube's RunScorePlugins wording, word for word.
+                return NodeScores(names, normalized, []), Status(
                     Code.ERROR,
                     f'applying score defaultWeights on Score plugins: plugin "{c.plugin}" '
                     f"returns an invalid score {value}, it should in the range of "
                     f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                     plugin=c.plugin,
                 )
-            if c.weight != 1:
-                column = [value * c.weight for value in column]
-            by_plugin[c.plugin] = column
-            weighted.append(column)
-        totals = weighted[0] if len(weighted) == 1 else list(map(sum, zip(*weighted, strict=True)))
-        return NodeScores(names, by_plugin, totals), Status.success()
+        weights = {c.plugin: c.weight for c in calls}
+        for plugin, column in normalized.items():
+            if weights[plugin] != 1:
+                normalized[plugin] = [value * weights[plugin] for value in column]
+        if not normalized:
+            totals = cast("list[int]", fixed)
+        elif not fixed_weights:
+            parts = list(normalized.values())
+            totals = parts[0] if len(parts) == 1 else list(map(sum, zip(*parts, strict=True)))
+        else:
+            totals = list(
+                map(sum, zip(cast("list[int]", fixed), *normalized.values(), strict=True))
+            )
 
-    def _raw_scores(
-        self, calls: list[PluginCall], state: CycleState, pod: Pod, nodes: list[NodeInfo]
-    ) -> list[list[int]]:
-        """Each plugin's raw scores over ``nodes`` (one list per call), reused from the pod
-        signature's table for nodes unchanged since it was filled."""
+        def columns() -> dict[str, list[int]]:
+            built: dict[str, list[int]] = {}
+            for k, c in enumerate(calls):
+                column = normalized.get(c.plugin)
+                if column is None:
+                    weight = c.weight
+                    column = [row[k] * weight for row in rows]
+                built[c.plugin] = column
+            return built
+
+        return NodeScores(names, None, totals, build=columns), Status.success()
+
+    def _score_rows(
+        self,
+        calls: list[PluginCall],
+        fixed_weights: tuple[tuple[int, int], ...],
+        state: CycleState,
+        pod: Pod,
+        nodes: list[NodeInfo],
+    ) -> tuple[list[tuple[int, ...]], list[int | None]]:
+        """Per node (aligned with ``nodes``): each call's raw score, in ``calls`` order, and the
+        weighted sum of the calls ``fixed_weights`` names (those without a NormalizeScore;
+        ``None`` when one of those scores is outside [0, 100]). A row of plugins that signed
+        the pod is reused from the signature's table for a node unchanged since it was filled.
+        """
         signature = state.signature
-        signed = [c for c in calls if signature is not None and c.plugin not in signature.unsigned]
+        signed = [
+            k
+            for k, c in enumerate(calls)
+            if signature is not None and c.plugin not in signature.unsigned
+        ]
+        score_one = self._score_one
         if not signed:
-            return [[self._score_one(c, state, pod, info) for info in nodes] for c in calls]
+            rows = [tuple([score_one(c, state, pod, info) for c in calls]) for info in nodes]
+            return rows, [_fixed_sum(row, fixed_weights) for row in rows]
         assert signature is not None
-        table = self.memo.table(("score", signature.key, tuple(c.plugin for c in signed)))
+        if len(signed) == len(calls):
+            # node name -> (generation, row, its fixed sum)
+            table: dict[str, Any] = self.memo.table(
+                ("score", signature.key, tuple(c.plugin for c in calls))
+            )
+            entries = []
+            for info in nodes:
+                entry = table.get(info.name)
+                if entry is None or entry[0] != info.generation:
+                    row = tuple([score_one(c, state, pod, info) for c in calls])
+                    entry = table[info.name] = (
+                        info.generation,
+                        row,
+                        _fixed_sum(row, fixed_weights),
+                    )
+                entries.append(entry)
+            return list(map(_ROW, entries)), list(map(_FIXED, entries))
+        # Some plugins did not sign the pod: theirs are called for every node, in ``calls``
+        # order with the reused ones (a Score error of an earlier plugin comes first).
+        signed_calls = [calls[k] for k in signed]
+        part = self.memo.table(("score-part", signature.key, tuple(c.plugin for c in signed_calls)))
+        positions = {k: i for i, k in enumerate(signed)}
         rows = []
         for info in nodes:
-            entry = table.get(info.name)
-            if entry is None or entry[0] != info.generation:
-                row = tuple([self._score_one(c, state, pod, info) for c in signed])
-                entry = table[info.name] = (info.generation, row)
-            rows.append(entry[1])
-        reused = iter(zip(*rows, strict=True))
-        signed_plugins = {c.plugin for c in signed}
-        return [
-            list(next(reused))
-            if c.plugin in signed_plugins
-            else [self._score_one(c, state, pod, info) for info in nodes]
-            for c in calls
-        ]
+            entry = part.get(info.name)
+            reused = None if entry is None or entry[0] != info.generation else entry[1]
+            values: list[int] = []
+            for k, c in enumerate(calls):
+                i = positions.get(k)
+                if i is not None and reused is not None:
+                    values.append(reused[i])
+                else:
+                    values.append(score_one(c, state, pod, info))
+            if reused is None:
+                part[info.name] = (info.generation, tuple(values[k] for k in signed))
+            rows.append(tuple(values))
+        return rows, [_fixed_sum(row, fixed_weights) for row in rows]
 
     def _score_one(self, c: PluginCall, state: CycleState, pod: Pod, info: NodeInfo) -> int:
         self._current = c
