@@ -154,6 +154,30 @@ class FilterReuse:
         return not self.unsigned
 
 
+@dataclass(slots=True)
+class _RawScores:
+    """A cycle's raw Score results (see :meth:`Framework._raw_scores`)."""
+
+    #: Per node: the raw scores of the calls that signed the pod (``signed`` gives each one's
+    #: place in a row).
+    rows: list[tuple[int, ...]]
+    #: call index -> its place in a row.
+    signed: dict[int, int]
+    #: call index -> raw score per node, for the calls that did not sign the pod.
+    columns: dict[int, list[int]]
+    #: Per node: the weighted sum of the scores of the calls without a NormalizeScore.
+    fixed: list[Any]
+    #: One of those scores is outside [0, 100] (``fixed`` then means nothing).
+    out_of_range: bool
+
+    def column(self, k: int) -> list[int]:
+        """Call ``k``'s raw score per node."""
+        column = self.columns.get(k)
+        if column is None:
+            column = list(map(operator.itemgetter(self.signed[k]), self.rows))
+        return column
+
+
 _NAME = operator.attrgetter("name")
 _ROW = operator.itemgetter(1)
 _FIXED = operator.itemgetter(2)
@@ -858,7 +882,7 @@ class Framework:
             (k, c.weight) for k, c in enumerate(calls) if c.plugin not in normalizers
         )
         try:
-            rows, fixed = self._score_rows(calls, fixed_weights, state, pod, nodes)
+            raw = self._raw_scores(calls, fixed_weights, state, pod, nodes)
         except _ScoreFailed as failed:
             return NodeScores(names, {}, []), failed.status
         except Exception as exc:
@@ -870,7 +894,7 @@ class Framework:
             if normalizer is None:
                 continue
             self._current = normalizer
-            scores = dict(zip(names, map(operator.itemgetter(k), rows), strict=True))
+            scores = dict(zip(names, raw.column(k), strict=True))
             try:
                 status = self._status(
                     normalizer.call(state, pod, scores), c.plugin, "NormalizeScore"
@@ -889,13 +913,12 @@ class Framework:
                 except _ScoreFailed as failed:
                     return NodeScores(names, normalized, []), failed.status
             normalized[c.plugin] = column
-        out_of_range = None in fixed  # a plugin without NormalizeScore gave one
         for k, c in enumerate(calls):
             column = normalized.get(c.plugin) or []
             if c.plugin not in normalized:
-                if not out_of_range:
+                if not raw.out_of_range:  # a plugin without NormalizeScore gave one
                     continue
-                column = [row[k] for row in rows]
+                column = raw.column(k)
             if column and not (MIN_NODE_SCORE <= min(column) and max(column) <= MAX_NODE_SCORE):
                 value = next(v for v in column if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE)
                 # kube's RunScorePlugins wording, word for word.
@@ -910,15 +933,14 @@ class Framework:
         for plugin, column in normalized.items():
             if weights[plugin] != 1:
                 normalized[plugin] = [value * weights[plugin] for value in column]
+        fixed = cast("list[int]", raw.fixed)
         if not normalized:
-            totals = cast("list[int]", fixed)
+            totals = fixed
         elif not fixed_weights:
             parts = list(normalized.values())
             totals = parts[0] if len(parts) == 1 else list(map(sum, zip(*parts, strict=True)))
         else:
-            totals = list(
-                map(sum, zip(cast("list[int]", fixed), *normalized.values(), strict=True))
-            )
+            totals = list(map(sum, zip(fixed, *normalized.values(), strict=True)))
 
         def columns() -> dict[str, list[int]]:
             built: dict[str, list[int]] = {}
@@ -926,73 +948,75 @@ class Framework:
                 column = normalized.get(c.plugin)
                 if column is None:
                     weight = c.weight
-                    column = [row[k] * weight for row in rows]
+                    column = [value * weight for value in raw.column(k)]
                 built[c.plugin] = column
             return built
 
         return NodeScores(names, None, totals, build=columns), Status.success()
 
-    def _score_rows(
+    def _raw_scores(
         self,
         calls: list[PluginCall],
         fixed_weights: tuple[tuple[int, int], ...],
         state: CycleState,
         pod: Pod,
         nodes: list[NodeInfo],
-    ) -> tuple[list[tuple[int, ...]], list[int | None]]:
-        """Per node (aligned with ``nodes``): each call's raw score, in ``calls`` order, and the
-        weighted sum of the calls ``fixed_weights`` names (those without a NormalizeScore;
-        ``None`` when one of those scores is outside [0, 100]). A row of plugins that signed
-        the pod is reused from the signature's table for a node unchanged since it was filled.
-        """
+    ) -> _RawScores:
+        """Every call's raw scores over ``nodes``, and per node the weighted sum of the calls
+        ``fixed_weights`` names (position, weight: those without a NormalizeScore).
+
+        The calls that signed the pod come from the signature's table for a node unchanged
+        since it was filled: one row per node, with its part of that sum (range-checked when
+        filled). The others are called for every node, one column per call."""
         signature = state.signature
         signed = [
             k
             for k, c in enumerate(calls)
             if signature is not None and c.plugin not in signature.unsigned
         ]
+        positions = {k: i for i, k in enumerate(signed)}
         score_one = self._score_one
-        if not signed:
-            rows = [tuple([score_one(c, state, pod, info) for c in calls]) for info in nodes]
-            return rows, [_fixed_sum(row, fixed_weights) for row in rows]
-        assert signature is not None
-        if len(signed) == len(calls):
-            # node name -> (generation, row, its fixed sum)
+        fixed_at = dict(fixed_weights)
+        rows: list[tuple[int, ...]] = []
+        fixed: list[Any]
+        if signed:
+            assert signature is not None
+            signed_calls = [calls[k] for k in signed]
+            signed_weights = tuple((i, fixed_at[k]) for i, k in enumerate(signed) if k in fixed_at)
+            # node name -> (generation, row, its weighted sum or None)
             table: dict[str, Any] = self.memo.table(
-                ("score", signature.key, tuple(c.plugin for c in calls))
+                ("score", signature.key, tuple(c.plugin for c in signed_calls))
             )
             entries = []
             for info in nodes:
                 entry = table.get(info.name)
                 if entry is None or entry[0] != info.generation:
-                    row = tuple([score_one(c, state, pod, info) for c in calls])
+                    row = tuple([score_one(c, state, pod, info) for c in signed_calls])
                     entry = table[info.name] = (
                         info.generation,
                         row,
-                        _fixed_sum(row, fixed_weights),
+                        _fixed_sum(row, signed_weights),
                     )
                 entries.append(entry)
-            return list(map(_ROW, entries)), list(map(_FIXED, entries))
-        # Some plugins did not sign the pod: theirs are called for every node, in ``calls``
-        # order with the reused ones (a Score error of an earlier plugin comes first).
-        signed_calls = [calls[k] for k in signed]
-        part = self.memo.table(("score-part", signature.key, tuple(c.plugin for c in signed_calls)))
-        positions = {k: i for i, k in enumerate(signed)}
-        rows = []
-        for info in nodes:
-            entry = part.get(info.name)
-            reused = None if entry is None or entry[0] != info.generation else entry[1]
-            values: list[int] = []
-            for k, c in enumerate(calls):
-                i = positions.get(k)
-                if i is not None and reused is not None:
-                    values.append(reused[i])
-                else:
-                    values.append(score_one(c, state, pod, info))
-            if reused is None:
-                part[info.name] = (info.generation, tuple(values[k] for k in signed))
-            rows.append(tuple(values))
-        return rows, [_fixed_sum(row, fixed_weights) for row in rows]
+            rows = list(map(_ROW, entries))
+            fixed = list(map(_FIXED, entries))
+            out_of_range = None in fixed
+        else:
+            fixed = [0] * len(nodes)
+            out_of_range = False
+        columns: dict[int, list[int]] = {}
+        for k, c in enumerate(calls):
+            if k in positions:
+                continue
+            column = columns[k] = [score_one(c, state, pod, info) for info in nodes]
+            weight = fixed_at.get(k)
+            if weight is None or out_of_range or not column:
+                continue
+            if not (MIN_NODE_SCORE <= min(column) and max(column) <= MAX_NODE_SCORE):
+                out_of_range = True
+            else:
+                fixed = [f + v * weight for f, v in zip(fixed, column, strict=True)]
+        return _RawScores(rows, positions, columns, fixed, out_of_range)
 
     def _score_one(self, c: PluginCall, state: CycleState, pod: Pod, info: NodeInfo) -> int:
         self._current = c
