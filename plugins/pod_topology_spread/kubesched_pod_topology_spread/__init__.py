@@ -388,6 +388,9 @@ class PodTopologySpread:
             )
         if not s.constraints:
             return Status.skip()
+        s.topology_keys = tuple(c.topology_key for c in s.constraints)
+        if HOSTNAME_LABEL not in s.topology_keys:
+            s.scores_by_domain = {}
         self._init_pre_score_state(s, nodes, require_all)
         # Only domains of candidate nodes count; hostname counts are made in Score.
         self._count_domains(
@@ -435,9 +438,21 @@ class PodTopologySpread:
         node = node_info.node
         if node is None or node.name in s.ignored_nodes:
             return 0
+        by_domain = s.scores_by_domain
+        if by_domain is None:
+            return self._score(s, pod, node_info, tuple(map(node.labels.get, s.topology_keys)))
+        # Without a hostname constraint the answer follows from the node's domains alone.
+        values = tuple(map(node.labels.get, s.topology_keys))
+        score = by_domain.get(values)
+        if score is None:
+            score = by_domain[values] = self._score(s, pod, node_info, values)
+        return score
+
+    def _score(
+        self, s: PreScoreState, pod: Pod, node_info: NodeInfo, values: tuple[str | None, ...]
+    ) -> int:
         score = 0.0
-        for i, c in enumerate(s.constraints):
-            value = node.labels.get(c.topology_key)
+        for i, (c, value) in enumerate(zip(s.constraints, values, strict=True)):
             if value is None:
                 continue
             if c.topology_key == HOSTNAME_LABEL:

@@ -111,12 +111,19 @@ class PreScoreState:
     __slots__ = (
         "constraints",
         "ignored_nodes",
+        "scores_by_domain",
+        "topology_keys",
         "topology_normalizing_weight",
         "topology_value_to_pod_counts",
     )
 
     def __init__(self) -> None:
         self.constraints: list[SpreadConstraint] = []
+        #: Per constraint: its topology key.
+        self.topology_keys: tuple[str, ...] = ()
+        #: Score's answer per tuple of a node's values of :attr:`topology_keys`, when that is
+        #: all of the node it reads (no constraint on the hostname); ``None`` otherwise.
+        self.scores_by_domain: dict[tuple[str | None, ...], int] | None = None
         #: Nodes missing a topology key: they score 0.
         self.ignored_nodes: set[str] = set()
         #: Per constraint: topology value -> matching pods (hostname counts are made in Score).
