@@ -264,3 +264,33 @@ def test_a_job_that_raises_does_not_end_its_worker(caplog: pytest.LogCaptureFixt
     workers.shutdown(wait=True, timeout=5)
     assert done == [1]
     assert "binding job failed" in caplog.text
+
+
+class _Fatal(BaseException):
+    pass
+
+
+def test_a_base_exception_ends_the_driving_thread_and_nothing_takes_over() -> None:
+    """A plugin's BaseException ends the caller as it would with no limit: the call is not
+    left watched, so the cycle is not finished and resumed on a new thread after the limit."""
+    watchdog = Watchdog(LIMIT, _overrun)
+    resumed = threading.Event()
+    outcomes: list[Any] = []
+
+    def fatal() -> None:
+        raise _Fatal("loop breaks")
+
+    def drive() -> None:
+        watchdog.serve_as(resumed.set)
+        with pytest.raises(_Fatal):
+            watchdog.drive(_cycle([fatal], outcomes))
+
+    thread = threading.Thread(target=drive)
+    thread.start()
+    thread.join(5)
+    try:
+        assert watchdog.watching() == 0
+        assert not resumed.wait(LIMIT * 5), "a new thread took over the dead caller's work"
+        assert outcomes == []
+    finally:
+        watchdog.close()

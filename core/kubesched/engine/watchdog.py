@@ -155,6 +155,12 @@ class Watchdog:
             value = request.call(*request.args)
         except Exception as exc:
             return self._returned(watched, None, exc)
+        except BaseException:
+            # What no cycle handles (a plugin's BaseException) ends this thread, as it would
+            # with no limit: its cycle is not watched any more, never taken over and resumed.
+            with self._lock:
+                self._watched.discard(watched)
+            raise
         return self._returned(watched, value, None)
 
     def _returned(
