@@ -914,11 +914,12 @@ class Framework:
                     return NodeScores(names, normalized, []), failed.status
             normalized[c.plugin] = column
         for k, c in enumerate(calls):
-            column = normalized.get(c.plugin) or []
-            if c.plugin not in normalized:
-                if not raw.out_of_range:  # a plugin without NormalizeScore gave one
-                    continue
+            if c.plugin in normalized:
+                column = normalized[c.plugin]
+            elif raw.out_of_range:  # a plugin without NormalizeScore gave one
                 column = raw.column(k)
+            else:
+                continue
             if column and not (MIN_NODE_SCORE <= min(column) and max(column) <= MAX_NODE_SCORE):
                 value = next(v for v in column if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE)
                 # kube's RunScorePlugins wording, word for word.
@@ -929,18 +930,13 @@ class Framework:
                     f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                     plugin=c.plugin,
                 )
-        weights = {c.plugin: c.weight for c in calls}
-        for plugin, column in normalized.items():
-            if weights[plugin] != 1:
-                normalized[plugin] = [value * weights[plugin] for value in column]
+        for c in calls:
+            if c.plugin in normalized and c.weight != 1:
+                normalized[c.plugin] = [value * c.weight for value in normalized[c.plugin]]
         fixed = cast("list[int]", raw.fixed)
-        if not normalized:
-            totals = fixed
-        elif not fixed_weights:
-            parts = list(normalized.values())
-            totals = parts[0] if len(parts) == 1 else list(map(sum, zip(*parts, strict=True)))
-        else:
-            totals = list(map(sum, zip(fixed, *normalized.values(), strict=True)))
+        totals = (
+            list(map(sum, zip(fixed, *normalized.values(), strict=True))) if normalized else fixed
+        )
 
         def columns() -> dict[str, list[int]]:
             built: dict[str, list[int]] = {}

@@ -438,11 +438,11 @@ class PodTopologySpread:
         node = node_info.node
         if node is None or node.name in s.ignored_nodes:
             return 0
+        values = tuple(map(node.labels.get, s.topology_keys))
         by_domain = s.scores_by_domain
         if by_domain is None:
-            return self._score(s, pod, node_info, tuple(map(node.labels.get, s.topology_keys)))
+            return self._score(s, pod, node_info, values)
         # Without a hostname constraint the answer follows from the node's domains alone.
-        values = tuple(map(node.labels.get, s.topology_keys))
         score = by_domain.get(values)
         if score is None:
             score = by_domain[values] = self._score(s, pod, node_info, values)
