@@ -7,10 +7,12 @@ node): every pod must end on the same node, or fail with the same message.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 
 from kubesched.api.manifests import Cluster
+from kubesched.api.objects import Pod
 from kubesched.config import default_config
 from kubesched.engine.scheduler import Scheduler
 from kubesched.framework.registry import Registry
@@ -55,6 +57,16 @@ def _cluster(seed: int) -> Cluster:
             .spread_constraint(1, "topology.kubernetes.io/zone", "DoNotSchedule", {"app": "spread"})
         ),
         lambda p: p.req(cpu="7"),  # fits only the 8-cpu nodes, few times
+        lambda p: (  # reaches every node of its zone: the next pods are not signed
+            p.req(cpu="200m")
+            .label("app", "zonal")
+            .pod_anti_affinity_in("app", "topology.kubernetes.io/zone", "web")
+        ),
+        lambda p: (
+            p.req(cpu="200m")
+            .label("app", "web")
+            .pod_affinity_in("app", "kubernetes.io/hostname", "web", weight=10)
+        ),
     ]
     pods = []
     for i in range(450):
@@ -89,3 +101,78 @@ def test_reuse_changes_no_decision(seed: int) -> None:
     assert tables > 0 and no_tables == 0  # reuse did happen in the first run only
     assert _outcomes(reused) == _outcomes(fresh)
     assert 0 < reused.scheduled < len(reused.pods)  # both outcomes are represented
+
+
+# -- InterPodAffinity signs a pod only while its answers are node-local ---------------------------
+
+GREEN_AWAY = ("color", "kubernetes.io/hostname", "green")
+
+
+def _green(name: str, priority: int) -> Pod:
+    """A green pod that keeps other green pods off its host."""
+    return (
+        make_pod(name)
+        .uid(f"uid-{name}")
+        .priority(priority)
+        .req(cpu="100m")
+        .label("color", "green")
+        .pod_anti_affinity_in(*GREEN_AWAY)
+        .obj()
+    )
+
+
+def _both_ways(cluster: Callable[[], Cluster]) -> dict[str, tuple[str | None, str]]:
+    """The outcomes with reuse on, checked equal to those with every plugin called."""
+    outcomes = []
+    for reuse in (True, False):
+        registry = Registry.installed()
+
+        def configure(scheduler: Scheduler, reuse: bool = reuse) -> None:
+            for framework in scheduler.frameworks.values():
+                framework.reuse_results = reuse
+
+        result = simulate(cluster(), default_config(registry), registry, on_scheduler=configure)
+        outcomes.append(_outcomes(result))
+    assert outcomes[0] == outcomes[1]
+    return outcomes[0]
+
+
+def test_two_nodes_with_one_hostname_are_one_domain_for_anti_affinity() -> None:
+    # Both nodes carry hostname "shared": once a green pod is on either, the other green pod
+    # fits neither. A node's answer from the first pod's cycle must not be reused for it.
+    def cluster() -> Cluster:
+        nodes = [
+            make_node(name).label("kubernetes.io/hostname", "shared").capacity(cpu="4").obj()
+            for name in ("node-a", "node-b")
+        ]
+        return Cluster(nodes=nodes, pods=[_green("first", 2), _green("second", 1)])
+
+    outcomes = _both_ways(cluster)
+    assert outcomes["first"][0] in ("node-a", "node-b")
+    assert outcomes["second"][0] is None
+    assert "didn't match pod anti-affinity rules" in outcomes["second"][1]
+
+
+def test_a_zone_keyed_pod_placed_between_two_like_pods_is_seen_by_the_second() -> None:
+    # node-c is the roomiest, so the first green pod goes there (zone b); the zonal pod then
+    # keeps green pods out of its own zone, a; the second green pod fits nowhere.
+    def cluster() -> Cluster:
+        nodes = [
+            make_node("node-a1").zone("a").capacity(cpu="4", memory="8Gi").obj(),
+            make_node("node-a2").zone("a").capacity(cpu="4", memory="8Gi").obj(),
+            make_node("node-c").zone("b").capacity(cpu="64", memory="256Gi").obj(),
+        ]
+        zonal = (
+            make_pod("zonal")
+            .uid("uid-zonal")
+            .priority(2)
+            .req(cpu="100m")
+            .pod_anti_affinity_in("color", "topology.kubernetes.io/zone", "green")
+            .obj()
+        )
+        return Cluster(nodes=nodes, pods=[_green("first", 3), zonal, _green("second", 1)])
+
+    outcomes = _both_ways(cluster)
+    assert outcomes["first"][0] == "node-c"
+    assert outcomes["zonal"][0] in ("node-a1", "node-a2")
+    assert outcomes["second"][0] is None

@@ -8,8 +8,9 @@ every node's Filter status and raw Score values, each stamped with the node's
 ``NodeInfo.generation``, and reuses them while that generation holds.
 
 A result is reused only when every plugin whose Filter (or Score) runs for the pod signed it, so
-a plugin that depends on other nodes (InterPodAffinity, PodTopologySpread with constraints) or
-that does not implement the hook turns reuse off for the pods it acts on, never on wrong data.
+a plugin that depends on other nodes (PodTopologySpread with constraints; InterPodAffinity unless
+every term in play is keyed on the hostname) or that does not implement the hook turns reuse off
+for the pods it acts on, never on wrong data.
 
 A deleted node's results are never read again: when nodes leave the scheduler cache's snapshot,
 the scheduler calls :meth:`ResultMemo.forget` on each of its profiles' memos, so a table holds at

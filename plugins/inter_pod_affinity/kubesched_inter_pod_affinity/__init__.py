@@ -8,7 +8,8 @@ terms at once) and anti-affinity (each term); Filter then checks a node against 
 in O(terms + node labels). PreScore sums, per topology pair, the weights of the preferred
 terms (the incoming pod's against every pod; existing pods' against the incoming pod, with
 ``hardPodAffinityWeight`` for their required affinity); Score adds up the node's pairs and
-NormalizeScore scales the range to 0-100.
+NormalizeScore scales the range to 0-100. ``sign_pod`` lets the framework reuse a node's answers
+across like pods while every term in play is keyed on the hostname (they are then node-local).
 """
 
 from __future__ import annotations
@@ -78,6 +79,13 @@ ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
 
 NAMESPACE_KIND = "Namespace"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+#: Why a pod is not signed (``sign_pod``): its answers on a node depend on other nodes.
+NOT_NODE_LOCAL = "InterPodAffinity's answers for this pod depend on other nodes"
+#: The tally behind ``sign_pod``: hostname values, and pods whose terms reach beyond their host.
+_LOCALITY = ("node-locality",)
+_LABELLED = ("", "nodes with a hostname label")
+_FAR_REACHING = ("", "pods with terms beyond their host")
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 _POD_AFFINITY_KINDS = ("podAffinity", "podAntiAffinity")
 
@@ -125,6 +133,74 @@ class InterPodAffinity:
         return term.with_namespaces(
             name for name, labels in self._namespaces().items() if selector.matches(labels)
         )
+
+    # -- signing -----------------------------------------------------------------------------
+    @hookimpl
+    def sign_pod(self, pod: Pod) -> object:
+        """Sign the pod when every answer of this plugin on a node depends on that node alone.
+
+        That holds when every term that can act, the pod's own and those of the pods already
+        placed, is keyed on ``kubernetes.io/hostname`` and no two nodes share a hostname value:
+        each count Filter and Score read is then of the node's own pods. The pod must have no
+        required affinity (whether a matching pod exists anywhere decides it) and no term with
+        a namespace selector (resolved against the Namespaces). What the answers read of the
+        pod is signed: its namespace, labels, its namespace's labels and its terms.
+        """
+        terms = self._terms.get(pod)
+        if terms.errors or terms.required_affinity:
+            return Status.unschedulable(NOT_NODE_LOCAL)
+        own = [
+            *terms.required_anti_affinity,
+            *(w.term for w in terms.preferred_affinity),
+            *(w.term for w in terms.preferred_anti_affinity),
+        ]
+        for term in own:
+            selector = term.namespace_selector
+            if term.topology_key != HOSTNAME_LABEL or not (
+                selector.matches_nothing or selector.is_empty()
+            ):
+                return Status.unschedulable(NOT_NODE_LOCAL)
+        snapshot = self.handle.snapshot()
+        if not own and not snapshot.have_pods_with_affinity:
+            return None  # no term anywhere: PreFilter and PreScore skip
+        totals = self._tallies.get(_LOCALITY).refresh(
+            snapshot.node_infos, self._locality_contribution, snapshot.journal
+        )
+        labelled = totals.get(_LABELLED, 0)
+        hostnames = len(totals) - (_LABELLED in totals) - (_FAR_REACHING in totals)
+        if _FAR_REACHING in totals or hostnames != labelled:
+            return Status.unschedulable(NOT_NODE_LOCAL)
+        return [
+            pod.namespace,
+            sorted(pod.labels.items()),
+            sorted(self._labels_of_namespace(pod.namespace).items()),
+            [t.key for t in terms.required_anti_affinity],
+            [[w.term.key, w.weight] for w in terms.preferred_affinity],
+            [[w.term.key, w.weight] for w in terms.preferred_anti_affinity],
+        ]
+
+    def _locality_contribution(self, info: NodeInfo) -> Contribution:
+        """The node's hostname value, and how many of its pods have a term keyed otherwise."""
+        out: Contribution = []
+        labels = info.node.labels if info.node is not None else {}
+        hostname = labels.get(HOSTNAME_LABEL)
+        if hostname is not None:
+            out.append(((HOSTNAME_LABEL, hostname), 1))
+            out.append((_LABELLED, 1))
+        far = 0
+        for existing in info.pods_with_affinity.values():
+            t = self._terms.get(existing)
+            kinds = (
+                t.required_affinity,
+                t.required_anti_affinity,
+                [w.term for w in t.preferred_affinity],
+                [w.term for w in t.preferred_anti_affinity],
+            )
+            if any(term.topology_key != HOSTNAME_LABEL for kind in kinds for term in kind):
+                far += 1
+        if far:
+            out.append((_FAR_REACHING, far))
+        return out
 
     # -- PreFilter ---------------------------------------------------------------------------
     @hookimpl
