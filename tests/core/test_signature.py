@@ -9,7 +9,7 @@ import pytest
 
 from kubesched import CycleState, Handle, NodeInfo, Pod, Status, hookimpl
 from kubesched.engine.explain_recorder import ExplainRecorder
-from kubesched.engine.reuse import ResultMemo, signature_key
+from kubesched.engine.reuse import PodSignature, ResultMemo, canonical
 from kubesched.testing.builders import make_node, make_pod
 from kubesched.testing.harness import make_scheduler, run_until_idle
 
@@ -236,12 +236,51 @@ def test_explain_sees_every_call() -> None:
     assert set(report.feasible()) == {"n0", "n1", "n2", "n3"}
 
 
-def test_signature_keys_are_canonical_and_refuse_non_json() -> None:
-    assert signature_key("s", [("A", {"b": 1, "a": 2})]) == signature_key(
-        "s", [("A", {"a": 2, "b": 1})]
-    )
-    assert signature_key("s", [("A", 1)]) != signature_key("other", [("A", 1)])
-    assert signature_key("s", [("A", object())]) is None
+def test_fragments_are_canonical_and_refuse_non_json() -> None:
+    assert canonical({"b": 1, "a": 2}) == canonical({"a": 2, "b": 1})
+    assert canonical(object()) is None
+    signature = PodSignature("k", frozenset(), {"A": canonical(1) or "", "B": canonical(2) or ""})
+    assert signature.key_for(["A"]) != signature.key_for(["A", "B"])
+    assert signature.key_for(["A", "Quiet"]) == signature.key_for(["A"])  # signed with None
+
+
+class PrefersTier:
+    """A Score plugin that signs pods by their ``tier`` label; it has no Filter."""
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        pass
+
+    @hookimpl
+    def sign_pod(self, pod: Pod) -> object:
+        return pod.labels.get("tier", "")
+
+    @hookimpl
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        CALLS.append(("tier", pod.name, node_info.name))
+        return 100 if node_info.name.endswith(pod.labels.get("tier", "")) else 0
+
+
+def test_a_filter_table_is_not_split_by_what_only_a_score_plugin_signed() -> None:
+    """p1 differs from p0 only in what PrefersTier reads: SlotFit's Filter answers are reused
+    for it, its Scores are not (PrefersTier's part of its key differs)."""
+    pods = [
+        make_pod("p0").label("size", "s").label("tier", "1").obj(),
+        make_pod("p1").label("size", "s").label("tier", "2").obj(),
+    ]
+    points = {
+        "filter": {"enabled": [{"name": "SlotFit"}]},
+        "score": {"enabled": [{"name": "SlotFit"}, {"name": "PrefersTier"}]},
+    }
+    plugins = {"SlotFit": SlotFit, "PrefersTier": PrefersTier}
+    scheduler, backend = make_scheduler(plugins, {"plugins": points}, _nodes(4))
+    for pod in pods:
+        backend.add_pod(pod)
+        run_until_idle(scheduler)
+    assert backend.pod("default", "p0").node_name == "n1"
+    assert _calls("filter", "p1") == ["n1"]  # only the node p0 went to is new
+    assert _calls("tier", "p1") == ["n0", "n1", "n2", "n3"]
+    assert _calls("score", "p1") == ["n0", "n1", "n2", "n3"]
+    assert backend.pod("default", "p1").node_name == "n2"
 
 
 def test_the_memo_keeps_the_most_recently_used_tables() -> None:

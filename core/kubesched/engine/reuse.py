@@ -22,28 +22,35 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PodSignature", "ResultMemo", "signature_key"]
+__all__ = ["PodSignature", "ResultMemo", "canonical"]
 
 
 @dataclass(frozen=True, slots=True)
 class PodSignature:
     """One pod's signature: ``key`` over the plugins that signed it; ``unsigned`` the plugins
-    that could not (or do not implement ``sign_pod``)."""
+    that could not (or do not implement ``sign_pod``); ``fragments`` each signing plugin's
+    data as canonical JSON (a plugin that signed with ``None`` reads nothing and has none)."""
 
     key: str
     unsigned: frozenset[str]
+    fragments: Mapping[str, str] = field(default_factory=dict)
+
+    def key_for(self, plugins: Iterable[str]) -> str:
+        """The key over ``plugins``' fragments alone: a table of those plugins' results does
+        not depend on what the others read (a Filter table is not split by what only a Score
+        plugin signed, nor by the fragment of a plugin whose Filter was skipped)."""
+        fragments = self.fragments
+        return "\x00".join(f"{p}\x01{fragments[p]}" for p in plugins if p in fragments)
 
 
-def signature_key(scheduler_name: str, fragments: list[tuple[str, Any]]) -> str | None:
-    """The fragments as one canonical string; ``None`` when a fragment is not JSON data."""
+def canonical(fragment: Any) -> str | None:
+    """A fragment as canonical JSON text; ``None`` when it is not JSON data."""
     try:
-        return json.dumps(
-            [scheduler_name, fragments], sort_keys=True, separators=(",", ":"), default=_refuse
-        )
+        return json.dumps(fragment, sort_keys=True, separators=(",", ":"), default=_refuse)
     except (TypeError, ValueError):
         return None
 

@@ -20,7 +20,7 @@ import pluggy
 
 from kubesched.api.objects import Pod
 from kubesched.engine.metrics import STATUS_LABELS
-from kubesched.engine.reuse import PodSignature, ResultMemo, signature_key
+from kubesched.engine.reuse import PodSignature, ResultMemo, canonical
 from kubesched.errors import ArgsError, FieldError, KubeschedError, PluginLoadError
 from kubesched.framework import hookspecs
 from kubesched.framework.cycle_state import CycleState
@@ -513,7 +513,7 @@ class Framework:
         reused at all (``reuse_results`` off)."""
         if not self.reuse_results:
             return None
-        fragments: list[tuple[str, Any]] = []
+        fragments: dict[str, str] = {}
         unsigned = set(self._never_signed)
         for c in self._calls["sign_pod"]:
             try:
@@ -527,11 +527,13 @@ class Framework:
                     unsigned.add(c.plugin)
                 continue
             if fragment is not None:
-                fragments.append((c.plugin, fragment))
-        key = signature_key(self.name, fragments)
-        if key is None:  # a plugin signed with something that is not JSON data: sign nothing
-            return PodSignature("", frozenset(c.plugin for c in self._calls["sign_pod"]) | unsigned)
-        return PodSignature(key, frozenset(unsigned))
+                text = canonical(fragment)
+                if text is None:  # not JSON data: sign nothing
+                    every = frozenset(c.plugin for c in self._calls["sign_pod"])
+                    return PodSignature("", every | unsigned)
+                fragments[c.plugin] = text
+        key = "\x00".join([self.name, *(f"{p}\x01{t}" for p, t in fragments.items())])
+        return PodSignature(key, frozenset(unsigned), fragments)
 
     def filter_reuse(self, state: CycleState) -> FilterReuse | None:
         """How this cycle's Filter results may be reused (signature.py), or ``None`` when no
@@ -547,9 +549,11 @@ class Framework:
         unsigned = [(i, c) for i, c in enumerate(running) if c.plugin in signature.unsigned]
         plugins = tuple(c.plugin for _, c in signed)
         if not unsigned:
-            return FilterReuse(self.memo.table(("filter", signature.key, plugins)), signed, [])
+            return FilterReuse(
+                self.memo.table(("filter", signature.key_for(plugins), plugins)), signed, []
+            )
         return FilterReuse(
-            self.memo.table(("filter-part", signature.key, plugins)), signed, unsigned
+            self.memo.table(("filter-part", signature.key_for(plugins), plugins)), signed, unsigned
         )
 
     def filter_results_reusable(self, state: CycleState) -> bool:
@@ -980,9 +984,8 @@ class Framework:
             signed_calls = [calls[k] for k in signed]
             signed_weights = tuple((i, fixed_at[k]) for i, k in enumerate(signed) if k in fixed_at)
             # node name -> (generation, row, its weighted sum or None)
-            table: dict[str, Any] = self.memo.table(
-                ("score", signature.key, tuple(c.plugin for c in signed_calls))
-            )
+            plugins = tuple(c.plugin for c in signed_calls)
+            table: dict[str, Any] = self.memo.table(("score", signature.key_for(plugins), plugins))
             entries = []
             for info in nodes:
                 entry = table.get(info.name)
