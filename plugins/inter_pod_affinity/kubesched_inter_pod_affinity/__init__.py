@@ -146,7 +146,9 @@ class InterPodAffinity:
         a namespace selector (resolved against the Namespaces). What the answers read of the
         pod is signed: its namespace, labels, its namespace's labels and its terms.
         """
-        terms = self._terms.get(pod)
+        # Parsed, not cached: the terms cache holds placed pods; the incoming ones would stay
+        # in it (and keep deleted pods alive) up to its limit.
+        terms = parse_pod_terms(pod)
         if terms.errors or terms.required_affinity:
             return Status.unschedulable(NOT_NODE_LOCAL)
         own = [
