@@ -12,6 +12,7 @@ import json
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -281,6 +282,114 @@ def test_tls_with_the_cluster_ca_and_refused_with_another(serve, tls) -> None:
     assert wrong is not None
     with pytest.raises(HttpError, match="CERTIFICATE_VERIFY_FAILED"):
         wrong.request("GET", "/version")
+
+
+# -- connections opened ahead -----------------------------------------------------------------
+def _accepted(server: Server) -> int:
+    """The connections the server accepted, once its accept thread has caught up."""
+    seen, quiet_since = server.connections, time.monotonic()
+    while time.monotonic() - quiet_since < 0.2:
+        time.sleep(0.02)
+        if server.connections != seen:
+            seen, quiet_since = server.connections, time.monotonic()
+    return seen
+
+
+def _concurrent_gets(pool: ConnectionPool, count: int) -> None:
+    """``count`` GETs in flight at once, each holding its connection until all have one."""
+    barrier = threading.Barrier(count)
+    errors: list[BaseException] = []
+
+    def get() -> None:
+        try:
+            barrier.wait(5)
+            pool.request("GET", "/version")
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=get) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert not errors
+
+
+def test_connections_opened_ahead_serve_a_burst_without_handshakes(serve, tls) -> None:
+    context, ca, _ = tls
+    answered = threading.Event()
+
+    def slow(_: bytes) -> bytes:  # keep each request's connection busy until all have begun
+        answered.wait(0.2)
+        return json_answer({"kind": "Status"})
+
+    server = serve(slow, context)
+    pool = pool_for(_configuration(f"https://127.0.0.1:{server.port}", ca))
+    assert pool.prewarm(6) == 6
+    assert _accepted(server) == 6
+    # The server's TLS 1.3 session tickets wait unread on each: still open, none opened again.
+    assert pool.prewarm(6) == 0
+    _concurrent_gets(pool, 6)
+    assert _accepted(server) == 6  # the burst used them: no new connection, no handshake
+    assert len(server.requests) == 6
+
+
+def test_an_idle_tls_connection_the_server_closed_or_wrote_to_is_not_reused(serve, tls) -> None:
+    context, ca, _ = tls
+    server = serve(lambda _: json_answer({"kind": "Status"}), context)
+    pool = pool_for(_configuration(f"https://127.0.0.1:{server.port}", ca))
+    pool.request("GET", "/version")
+    server.close_idle()  # a keep-alive timeout on the server's side
+    assert json.loads(pool.request("GET", "/version").body) == {"kind": "Status"}
+    assert _accepted(server) == 2
+    for sock in server.open:  # bytes nobody asked for on the idle connection
+        sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+    _accepted(server)  # (waits a moment: the bytes arrive)
+    assert json.loads(pool.request("GET", "/version").body) == {"kind": "Status"}
+    assert _accepted(server) == 3
+    assert len(server.requests) == 3
+
+
+def test_connections_opened_ahead_are_bounded_by_the_pool(serve) -> None:
+    server = serve(lambda _: json_answer({}))
+    configuration = _configuration(f"http://127.0.0.1:{server.port}")
+    pool = pool_for(configuration, max_size=3)
+    assert pool.prewarm(10) == 3
+    assert _accepted(server) == 3
+
+
+def test_opening_ahead_stops_at_the_first_failure_and_raises_nothing() -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()
+    pool = _pool(port)
+    assert pool.prewarm(20) == 0
+    with pytest.raises(HttpError, match=f"connecting to 127.0.0.1:{port}"):
+        pool.request("GET", "/", timeout=2)  # the request reports what opening met
+
+
+def test_opening_ahead_to_a_server_that_never_finishes_tls_gives_up_in_time(tls) -> None:
+    _, ca, _ = tls
+    listener = socket.create_server(("127.0.0.1", 0))  # accepts, never speaks TLS
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        pool = pool_for(_configuration(f"https://127.0.0.1:{listener.getsockname()[1]}", ca))
+        began = time.monotonic()
+        assert pool.prewarm(16, timeout=0.5) == 0
+        assert time.monotonic() - began < 3
+    finally:
+        listener.close()
+        for sock in accepted:
+            sock.close()
 
 
 # -- Transport over the pool -------------------------------------------------------------------

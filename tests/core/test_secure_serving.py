@@ -70,8 +70,9 @@ def test_a_bad_pair_is_one_error_naming_the_flags(cert, key, message):
     [
         (["--port", "10251", "--secure-port", "10259"], "--port 10251 and --secure-port 10259"),
         (["--port", "10251", "--tls-cert-file", "c.crt"], "apply to --secure-port"),
+        (["--binding-workers", "0"], "--binding-workers 0: must be at least 1"),
     ],
-    ids=["both-ports", "tls-files-on-the-plain-port"],
+    ids=["both-ports", "tls-files-on-the-plain-port", "no-binding-workers"],
 )
 def test_conflicting_run_flags_exit_2_naming_them(args, message):
     out, err = io.StringIO(), io.StringIO()

@@ -166,6 +166,29 @@ class KubeschedProcess:
         self._log_file.close()
 
 
+def connections_to(pid: int, port: int) -> set[int]:
+    """The established TCP connections (socket inodes) process ``pid`` holds to ``port`` on
+    loopback, from /proc: what the apiserver sees as this client's connections."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(int(target[8:-1]))
+    found = set()
+    for table in ("tcp", "tcp6"):
+        with open(f"/proc/{pid}/net/{table}", encoding="ascii") as lines:
+            next(lines)
+            for line in lines:
+                fields = line.split()
+                remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+                if fields[3] == "01" and remote_port == port and int(fields[9]) in inodes:
+                    found.add(int(fields[9]))
+    return found
+
+
 def wait_for(predicate, timeout: float, interval: float = 0.1, what: str = "condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

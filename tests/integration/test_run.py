@@ -12,6 +12,7 @@ from kubesched_process import (
     SA_USER,
     KubeschedProcess,
     apply_rbac,
+    connections_to,
     pod_manifest,
     seed_config,
     wait_for,
@@ -321,6 +322,11 @@ def test_every_pod_of_a_burst_has_its_scheduled_event(core_v1, namespace, nodes,
     nodes("burst-1", labels={LABEL: "true"}, cpu="64", pods="350")
     proc = kubesched()
     proc.wait_ready()
+    # Ready means the binding workers' and event writers' connections are open: the burst
+    # costs no TLS handshake (docs/benchmarks.md, "Connections opened ahead").
+    apiserver_port = int(core_v1.api_client.configuration.host.rsplit(":", 1)[1])
+    ready_connections = connections_to(proc.proc.pid, apiserver_port)
+    assert len(ready_connections) >= 64 + 12
     names = [f"burst-{i}" for i in range(300)]
     for name in names:
         core_v1.create_namespaced_pod(namespace, pod_manifest(name))
@@ -331,6 +337,7 @@ def test_every_pod_of_a_burst_has_its_scheduled_event(core_v1, namespace, nodes,
         return sum(1 for p in pods if p.spec.node_name) == len(names)
 
     wait_for(all_bound, 90, interval=0.5, what="300 pods bound")
+    assert connections_to(proc.proc.pid, apiserver_port) - ready_connections == set()
 
     def scheduled() -> set[str] | None:
         seen = {

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from kubesched.engine.binding_workers import BINDING_WORKERS
 from kubesched.errors import KubeschedError
 
 #: kube-scheduler's secure port: ``kubesched run`` serves HTTPS there unless given ``--port``.
@@ -26,6 +27,11 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"--port {args.port} and --secure-port {args.secure_port}: give one (--port serves "
             "plain HTTP, --secure-port HTTPS with /metrics behind the apiserver's authorization)"
         )
+    if args.binding_workers < 1:
+        raise KubeschedError(
+            f"--binding-workers {args.binding_workers}: must be at least 1 (binding cycles "
+            "in flight at once)"
+        )
     if plain and (args.tls_cert_file or args.tls_private_key_file):
         raise KubeschedError(
             "--tls-cert-file and --tls-private-key-file apply to --secure-port; --port "
@@ -39,6 +45,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             address=args.bind_address,
             port=args.port if plain else _or(args.secure_port, SECURE_PORT),
             plugin_timeout=args.plugin_timeout,
+            binding_workers=args.binding_workers,
             secure=not plain,
             tls_cert_file=args.tls_cert_file,
             tls_key_file=args.tls_private_key_file,
@@ -98,5 +105,14 @@ def register_commands(commands: argparse._SubParsersAction) -> None:  # type: ig
         "scheduling cycle's Filter and Score points together, then PostFilter, Reserve, "
         "Permit, PreBind, Bind, PostBind each) before that pod's attempt ends with an Error "
         "naming the plugin (0: no limit; default 30)",
+    )
+    run.add_argument(
+        "--binding-workers",
+        type=int,
+        default=BINDING_WORKERS,
+        metavar="N",
+        help="binding cycles (PreBind, Bind, PostBind) in flight at once; the rest wait in "
+        f"order (default {BINDING_WORKERS}; the profile's parallelism goes to the plugins, "
+        "as in kube-scheduler, and does not bound binding)",
     )
     run.set_defaults(func=cmd_run)

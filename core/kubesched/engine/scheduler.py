@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from kubesched.api.objects import Pod
 from kubesched.config import SchedulerConfiguration
 from kubesched.engine.algorithm import CycleError, FitError, SchedulingAlgorithm
-from kubesched.engine.binding_workers import BindingWorkers
+from kubesched.engine.binding_workers import BINDING_WORKERS, BindingWorkers
 from kubesched.engine.cache import Cache
 from kubesched.engine.event_handlers import SchedulerEventHandler
 from kubesched.engine.extender import ExtenderError, HTTPExtender
@@ -118,7 +118,9 @@ class Scheduler:
         on its thread; a new thread goes on with the loop or the binding queue, see
         engine/watchdog.py). The wait at Permit is not a plugin call: it has its own timeout.
         ``None``: no limit.
-        ``binding_workers``: binding cycles run at once (default: the config's parallelism).
+        ``binding_workers``: binding cycles run at once (default :data:`BINDING_WORKERS`; the
+        config's ``parallelism`` is what plugins are given, as kube-scheduler's, and does not
+        bound binding, which kube-scheduler does not bound either).
 
         ``wait_on_clock`` (``simulate`` and the test harness, with ``inline_binding`` and a
         virtual ``clock``): no thread blocks on a pod waiting at Permit. Its binding cycle runs
@@ -175,8 +177,8 @@ class Scheduler:
             self.cache, self.queue, set(self.frameworks), self.waiting_pods
         )
         self.inline_binding = inline_binding
-        # The config's `parallelism` bounds the binding cycles run at once (docs/design.md).
-        workers = config.parallelism if binding_workers is None else binding_workers
+        # Binding cycles have their own bound, not `parallelism` (docs/design.md).
+        workers = BINDING_WORKERS if binding_workers is None else binding_workers
         #: Plugin calls run on the thread that needs them; one that overruns the limit is
         #: taken over (engine/watchdog.py).
         self.watchdog = Watchdog(plugin_timeout, self._overrun)

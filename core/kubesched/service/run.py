@@ -24,6 +24,7 @@ from kubesched.backends.kube.delegated_auth import DelegatedAuthorizer
 from kubesched.backends.kube.recorder import EventRecorder
 from kubesched.backends.kube.transport import Transport
 from kubesched.config import SchedulerConfiguration
+from kubesched.engine.binding_workers import BINDING_WORKERS
 from kubesched.engine.metrics import SchedulerMetrics
 from kubesched.engine.scheduler import Attempt, Scheduler
 from kubesched.framework.registry import Registry
@@ -51,6 +52,8 @@ class RunOptions:
     sync_timeout: float = 60.0
     #: The longest the plugins of one extension point may take for a pod (seconds; 0: none).
     plugin_timeout: float = 30.0
+    #: Binding cycles in flight at once (engine/binding_workers.py says why 64).
+    binding_workers: int = BINDING_WORKERS
     #: How long the scheduling loop may go without starting a cycle before /healthz fails
     #: (``None``: four plugin time limits and 30 s, the longest a cycle can take; 300 s
     #: without a limit).
@@ -115,6 +118,7 @@ class Service:
             self.registry,
             metrics=self.metrics,
             plugin_timeout=options.plugin_timeout or None,
+            binding_workers=options.binding_workers,
             record_attempts=False,  # nothing reads them; memory stays flat under churn
         )
         self.scheduler.observe_attempts(self._observe)
@@ -141,6 +145,8 @@ class Service:
             stall = 4 * options.plugin_timeout + 30 if options.plugin_timeout else 300.0
         self.loop_stall_seconds = stall
         self.stop = threading.Event()
+        #: Set once the connections are open (:meth:`_connect_ahead`): part of ready.
+        self._connected = threading.Event()
         #: Set only after in-flight bindings finished: then the elector releases the Lease.
         self._release = threading.Event()
         self.lost_leadership = False
@@ -152,7 +158,7 @@ class Service:
 
     # -- health and metrics ------------------------------------------------------------------
     def _ready(self) -> bool:
-        return self.backend.synced
+        return self.backend.synced and self._connected.is_set()
 
     def unhealthy_reason(self) -> str:
         """``""`` while healthy; else why: the scheduling loop exited or stalled, or the leader
@@ -215,6 +221,7 @@ class Service:
         started = time.monotonic()
         self.scheduler.start(sync_timeout=self.options.sync_timeout)
         log.info("caches synced in %.1fs", time.monotonic() - started)
+        self._connect_ahead()
         tune_after_initial_sync()  # for the process's life: never undone
         if self.elector is None:
             self._start_scheduling()
@@ -226,6 +233,23 @@ class Service:
         while not self.stop.wait(0.2):
             pass
         return self.shutdown()
+
+    def _connect_ahead(self) -> None:
+        """Open the connections the binding workers and writers will use, before /readyz
+        says ready: in the first burst each would otherwise cost a TLS handshake
+        (docs/benchmarks.md, "Connections opened ahead"). A standby opens them too, to take
+        over at full speed; connections the server closes meanwhile are opened again when
+        needed."""
+        began = time.monotonic()
+        try:
+            opened = self.transport.pool.prewarm(
+                self.options.binding_workers + self.backend.writer_threads
+            )
+            log.info(
+                "opened %d connections to the apiserver in %.2fs", opened, time.monotonic() - began
+            )
+        finally:
+            self._connected.set()
 
     def _elect(self) -> None:
         assert self.elector is not None

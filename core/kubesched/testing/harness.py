@@ -131,16 +131,20 @@ def make_scheduler(
     start: bool = True,
     wait_on_clock: bool | None = None,
     objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
+    binding_workers: int | None = None,
     **top_level: Any,
 ) -> tuple[Scheduler, InMemoryBackend]:
     """A scheduler over an in-memory cluster of ``nodes`` and ``pods`` (started by default);
-    ``objects`` are the consulted kinds' objects, by kind (PersistentVolumes, …).
+    ``objects`` are the consulted kinds' objects, by kind (PersistentVolumes, …);
+    ``binding_workers``: binding cycles in flight at once (without inline binding).
 
     With a ``clock`` and inline binding, waits at Permit run on that clock (``wait_on_clock``,
     see :class:`~kubesched.engine.scheduler.Scheduler`): nothing blocks on them."""
     config, registry = make_config(plugins, profile, **top_level)
     backend = InMemoryBackend(nodes, pods, objects)
     kwargs: dict[str, Any] = {"seed": seed, "inline_binding": inline_binding}
+    if binding_workers is not None:
+        kwargs["binding_workers"] = binding_workers
     if clock is not None:
         kwargs["clock"] = clock
     if wait_on_clock is None:

@@ -104,6 +104,8 @@ class KubernetesBackend:
         self.transport = transport
         self.recorder = recorder
         self.can_bind = can_bind
+        #: Threads that write at once apart from the binding cycles (status patches, events).
+        self.writer_threads = status_workers + (recorder.writers if recorder is not None else 0)
         self.watch_seconds = watch_seconds
         self.inactivity_seconds = inactivity_seconds
         self._status_pool = ThreadPoolExecutor(

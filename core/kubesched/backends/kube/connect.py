@@ -37,10 +37,11 @@ SERVICEACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 #: Another directory holding ``token`` and ``ca.crt``: for a token projected elsewhere, and for
 #: exercising the in-cluster path outside a pod.
 SERVICEACCOUNT_DIR_ENV = "KUBESCHED_SERVICEACCOUNT_DIR"
-#: Connections kept open to the apiserver. The client's default (5 per core) is smaller than the
-#: threads that talk at once (16 binding workers, 4 status writers, 8 event writers, the
-#: watches): connections were dropped and TLS handshakes redone under load.
-CONNECTION_POOL_SIZE = 48
+#: Connections kept open to the apiserver: at least the threads that talk at once (64 binding
+#: workers, 4 status writers, 8 event writers, about 20 watches, leader election): with fewer,
+#: connections are dropped when handed back and TLS handshakes redone under load (the client's
+#: default, 5 per core, did so).
+CONNECTION_POOL_SIZE = 128
 
 
 class TokenFile:

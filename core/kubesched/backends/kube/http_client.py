@@ -44,6 +44,7 @@ from urllib3.exceptions import (
     HTTPError as Urllib3Error,
 )
 from urllib3.util.retry import Retry
+from urllib3.util.wait import wait_for_read
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -63,6 +64,9 @@ MAX_BODY_BYTES = 64 << 20
 MAX_LINE_BYTES = 16 << 20
 _READ_SIZE = 65536
 _IDEMPOTENT = frozenset({"GET", "HEAD"})
+#: TLS records read from an idle connection that carry no data (session tickets) before it is
+#: judged anyway: a server that keeps sending them is not one to reuse.
+_IDLE_RECORDS = 8
 _BAD_HEADER_CHARACTERS = ("\r", "\n", "\0")
 
 
@@ -199,7 +203,39 @@ class _Connection(_DeadlineMixin, HTTPConnection):
 
 
 class _TLSConnection(_DeadlineMixin, HTTPSConnection):
-    pass
+    @property
+    def is_connected(self) -> bool:
+        """Whether an idle connection may carry the next request. urllib3 drops one whose
+        socket is readable (the server closed it, or wrote while nothing was asked); but a
+        TLS 1.3 server sends its session tickets after the handshake, so a connection opened
+        ahead and not used yet is readable too. Those records are read here (they are no
+        answer); only a close or application data still drops the connection."""
+        sock = self.sock
+        if sock is None:
+            return False
+        if not wait_for_read(sock, timeout=0.0):
+            return True
+        if not isinstance(sock, ssl.SSLSocket):
+            return False
+        timeout = sock.gettimeout()
+        try:
+            sock.settimeout(0.0)
+            for _ in range(_IDLE_RECORDS):
+                try:
+                    sock.recv(1)
+                except ssl.SSLWantReadError:  # records without data (tickets) were read
+                    if not wait_for_read(sock, timeout=0.0):
+                        return True
+                    continue
+                return False  # b"" (the server closed it) or bytes nobody asked for
+            return False
+        except (OSError, ValueError):
+            return False
+        finally:
+            try:
+                sock.settimeout(timeout)
+            except OSError:
+                pass
 
 
 class _Pool(HTTPConnectionPool):
@@ -431,6 +467,80 @@ class ConnectionPool:
             if not clean:
                 response.close()
             response.release_conn()
+
+    def prewarm(self, count: int, timeout: float = 10.0, threads: int = 8) -> int:
+        """Have ``count`` connections open in the pool before they are needed (as many as it
+        holds); returns how many were opened now.
+
+        A scheduler that starts binds its backlog at once: otherwise each of its binding workers
+        and event writers opens its connection in that first burst, a TLS handshake costing the
+        scheduler and the apiserver milliseconds of CPU each (docs/benchmarks.md, "Connections
+        opened ahead"). The first failure stops it: the requests that follow meet the same error
+        and report it. Each connection has what is left of ``timeout`` seconds, and none is
+        begun once they have passed, so a server that never answers costs about that."""
+        queue = self.pool.pool
+        if queue is None:
+            return 0
+        held: list[HTTPConnection] = []
+        for _ in range(min(count, queue.qsize())):
+            held.append(self.pool._get_conn(timeout=0))  # type: ignore[arg-type]
+        closed = [c for c in held if getattr(c, "sock", None) is None]
+        deadline = time.monotonic() + timeout
+        opened = 0
+        failed = threading.Event()
+        lock = threading.Lock()
+        #: Connections a worker is connecting at this moment: not handed back until it is done.
+        busy: set[int] = set()
+        abandoned = False
+
+        def open_all(connections: list[HTTPConnection]) -> None:
+            nonlocal opened
+            for connection in connections:
+                remaining = deadline - time.monotonic()
+                if failed.is_set() or remaining <= 0:
+                    return
+                with lock:
+                    if abandoned:
+                        return
+                    busy.add(id(connection))
+                connection.timeout = remaining
+                try:
+                    connection.connect()
+                    ok = True
+                except (Urllib3Error, OSError, ValueError) as exc:
+                    ok = False
+                    if not failed.is_set():
+                        failed.set()
+                        log.debug("opening connections to %s ahead: %s", self.authority, exc)
+                with lock:
+                    busy.discard(id(connection))
+                    late = abandoned
+                    if ok and not late:
+                        opened += 1
+                if not ok or late:
+                    connection.close()  # a late one is no longer the pool's: close it here
+                if not ok:
+                    return
+
+        workers = [
+            threading.Thread(
+                target=open_all, args=(closed[i::threads],), name=f"connect-{i}", daemon=True
+            )
+            for i in range(min(threads, len(closed)))
+        ]
+        try:
+            for worker in workers:
+                worker.start()
+            for worker in workers:
+                worker.join(max(deadline - time.monotonic(), 0) + 1)
+        finally:
+            with lock:
+                abandoned = True
+                late = set(busy)
+            for connection in held:
+                # A connection still being opened stays with its worker; its slot comes back.
+                self.pool._put_conn(None if id(connection) in late else connection)
+        return opened
 
     def close(self) -> None:
         self.pool.close()

@@ -171,9 +171,11 @@ class EventRecorder:
         self._last_drop_log = 0.0
         self._queue: queue.Queue[_Write | None] = queue.Queue(max_queue)
         self._stopped = threading.Event()
+        #: Threads writing events at once.
+        self.writers = max(writers, 1)
         self._threads = [
             threading.Thread(target=self._run, name=f"event-writer-{i}", daemon=True)
-            for i in range(max(writers, 1))
+            for i in range(self.writers)
         ]
         self._threads.append(
             threading.Thread(target=self._tend_series, name="event-series", daemon=True)
