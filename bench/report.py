@@ -121,9 +121,9 @@ def _from_ready(case: CaseResult, contender: str) -> float | None:
     """A backlog run's pods/s from the contender's ready to its last binding (median), or
     ``None`` when a run of it lacks that time."""
     runs = case.of(contender)
-    if not runs or any(not r.ready_to_last_seconds for r in runs):
+    if not runs or any(not r.from_ready_seconds for r in runs):
         return None
-    return case.median(contender, lambda r: r.pods / (r.ready_to_last_seconds or 1.0))
+    return case.median(contender, lambda r: r.pods / (r.from_ready_seconds or 1.0))
 
 
 def _throughputs(case: CaseResult, other: str) -> tuple[float | None, float | None, str]:
@@ -393,12 +393,13 @@ def _case_lines(case: CaseResult) -> list[str]:
     from_ready = [
         f"{label} {seconds:.2f} s ({(case.pods / seconds):.0f} pods/s)"
         for contender, label in CONTENDER_NAMES.items()
-        if (seconds := case.median(contender, lambda r: r.ready_to_last_seconds))
+        if (seconds := case.median(contender, lambda r: r.from_ready_seconds))
     ]
     if from_ready:
         lines += [
             "",
-            "From the contender's ready (every pod waiting) to its last binding (medians): "
+            "From the contender's ready (every pod waiting), or its first binding when that "
+            "came first, to its last binding (medians): "
             + ", ".join(from_ready)
             + ".",
         ]
