@@ -399,9 +399,7 @@ def _case_lines(case: CaseResult) -> list[str]:
         lines += [
             "",
             "From the contender's ready (every pod waiting), or its first binding when that "
-            "came first, to its last binding (medians): "
-            + ", ".join(from_ready)
-            + ".",
+            "came first, to its last binding (medians): " + ", ".join(from_ready) + ".",
         ]
     flagged = unequal_work(case, "kubesched", "reference")
     if flagged:
