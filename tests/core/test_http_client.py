@@ -284,6 +284,28 @@ def test_tls_with_the_cluster_ca_and_refused_with_another(serve, tls) -> None:
         wrong.request("GET", "/version")
 
 
+# -- streamed answers --------------------------------------------------------------------------
+def test_a_stream_that_goes_silent_ends_as_a_timeout(serve) -> None:
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    server = serve(lambda _: head + b"6\r\nfirst\n\r\n")  # then nothing, the socket open
+    status, lines = _pool(server.port).stream("/watch", read_timeout=0.3)
+    assert status.status == 200
+    assert next(lines) == b"first"
+    with pytest.raises(HttpError) as caught:
+        next(lines)
+    assert caught.value.timed_out and not caught.value.broken
+
+
+def test_a_stream_cut_mid_chunk_ends_as_a_broken_connection(serve) -> None:
+    cut = b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nfirst\n\r\n20\r\npart"
+    server = serve(lambda _: cut)  # an HTTP/1.0 answer: the server closes after it
+    _, lines = _pool(server.port).stream("/watch", read_timeout=5)
+    assert next(lines) == b"first"
+    with pytest.raises(HttpError) as caught:
+        list(lines)
+    assert caught.value.broken and not caught.value.timed_out
+
+
 # -- connections opened ahead -----------------------------------------------------------------
 def _accepted(server: Server) -> int:
     """The connections the server accepted, once its accept thread has caught up."""

@@ -462,7 +462,11 @@ class ConnectionPool:
         except (Urllib3Error, OSError, ValueError) as exc:
             if isinstance(exc, HttpError):
                 raise
-            raise HttpError(f"GET {target}: {type(exc).__name__}: {exc}") from None
+            raise HttpError(
+                f"GET {target}: {type(exc).__name__}: {exc}",
+                timed_out=isinstance(exc, ReadTimeoutError | TimeoutError),
+                broken=isinstance(exc, ProtocolError | ConnectionError),
+            ) from None
         finally:
             if not clean:
                 response.close()
