@@ -241,13 +241,23 @@ class KubernetesBackend:
             "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
+
+        def allowed() -> bool:
+            # Asked after the client's rate limiter, which may have slept: a node deleted
+            # meanwhile (the node watch says so) gets no Binding, which the apiserver would
+            # accept and strand the pod on a node that is gone.
+            return self.can_bind() and self._has_node(node_name)
+
         try:
-            self.transport.request(
-                "POST", _pod_path(pod, "binding"), body=body, guard=self.can_bind
-            )
+            self.transport.request("POST", _pod_path(pod, "binding"), body=body, guard=allowed)
         except ApiError as exc:
             if exc.reason == NOT_SENT:
-                raise BindError(NOT_LEADER, retryable=True) from None
+                if not self.can_bind():
+                    raise BindError(NOT_LEADER, retryable=True) from None
+                raise BindError(
+                    f"node {node_name} was deleted before pod {pod.key} was bound",
+                    retryable=True,
+                ) from None
             if exc.status == 409:
                 assigned = _ALREADY_ASSIGNED.search(exc.message or "")
                 if assigned and assigned.group(1) == node_name:
@@ -265,6 +275,10 @@ class KubernetesBackend:
             # removes it from the queue, so a conflict the apiserver did not mean as "already
             # bound" loses no pod.
             raise BindError(exc.message or str(exc), retryable=exc.status != 404) from None
+
+    def _has_node(self, name: str) -> bool:
+        """Whether the node watch has ``name`` (True before the informers run)."""
+        return self.nodes is None or name in self.nodes.store
 
     def bound_by_extender(self, pod: Pod, node_name: str) -> None:
         """The extender wrote the binding; the pod watch brings it into the cache."""
