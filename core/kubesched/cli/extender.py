@@ -121,14 +121,17 @@ def cmd_extender_serve(
     except OSError as exc:
         raise KubeschedError(f"cannot serve on {args.bind_address}:{args.port}: {exc}") from None
     stop = stop or threading.Event()
+    # The handler only assigns (no lock): setting the Event from it could wait forever for the
+    # lock the main thread holds inside stop.wait (see kubesched.service.run.Service.request_stop).
+    signalled: list[int] = []
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: stop.set())
+            signal.signal(signum, lambda number, _frame: signalled.append(number))
     server.start()
     print(f"serving profile {service.framework.name} as an extender on {server.url}", file=err)
     try:
         service.start(sync_timeout=60 if backend is not None else None)
-        while not stop.wait(0.5):
+        while not stop.wait(0.5) and not signalled:
             pass
     finally:
         server.stop()

@@ -145,6 +145,8 @@ class Service:
             stall = 4 * options.plugin_timeout + 30 if options.plugin_timeout else 300.0
         self.loop_stall_seconds = stall
         self.stop = threading.Event()
+        #: The signal that asked the service to stop (0: none yet); see :meth:`request_stop`.
+        self.signalled = 0
         #: Set once the connections are open (:meth:`_connect_ahead`): part of ready.
         self._connected = threading.Event()
         #: Set only after in-flight bindings finished: then the elector releases the Lease.
@@ -231,8 +233,22 @@ class Service:
             )
             self._electing.start()
         while not self.stop.wait(0.2):
-            pass
+            if self.signalled:
+                log.info(
+                    "received %s; finishing in-flight bindings",
+                    signal.Signals(self.signalled).name,
+                )
+                break
         return self.shutdown()
+
+    def request_stop(self, signum: int) -> None:
+        """What the SIGTERM/SIGINT handler does: one plain assignment, no lock taken. The
+        handler runs on the main thread between two bytecodes, which may be while that thread
+        holds the lock inside :attr:`stop` (``Event.wait`` takes it around each wait); setting
+        the Event there would wait for that lock forever, leaving the scheduler running and
+        the signal unanswered (seen once in CI: SIGTERM 0.2 s after ready, the process still
+        binding 30 s later). The loop in :meth:`serve` reads it every 0.2 s."""
+        self.signalled = signum
 
     def _connect_ahead(self) -> None:
         """Open the connections the binding workers and writers will use, before /readyz
@@ -283,8 +299,7 @@ def run(options: RunOptions) -> int:
     service = Service(options)
 
     def _terminate(signum: int, _frame: object) -> None:
-        log.info("received %s; finishing in-flight bindings", signal.Signals(signum).name)
-        service.stop.set()
+        service.request_stop(signum)  # no lock, no logging here: see request_stop
 
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _terminate)
