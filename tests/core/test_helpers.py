@@ -207,6 +207,38 @@ def test_node_tally_matches_nodes_by_name_when_the_list_changes_length() -> None
     assert counter.asked == ["n2"], "only the changed node is asked"
 
 
+def test_node_tally_of_members_asks_only_new_and_changed_nodes_and_drops_gone_ones() -> None:
+    """The snapshot's holders list grows and shrinks between cycles: matched by name."""
+    nodes = _zone_nodes("z1", "z2", "z3", "z1")
+    for i, info in enumerate(nodes):
+        info.add_pod(_app_pod(f"p{i}", "web"))
+    tally: NodeTally[str] = NodeTally()
+    counter = _Counter()
+    assert tally.refresh_members([nodes[0], nodes[2]], counter) == {"z1": 1, "z3": 1}
+    assert counter.asked == ["n0", "n2"]
+
+    counter = _Counter()
+    grown = [nodes[0], nodes[1], nodes[2], nodes[3]]  # two placed in between and after
+    assert tally.refresh_members(grown, counter) == {"z1": 2, "z2": 1, "z3": 1}
+    assert counter.asked == ["n1", "n3"], "only the nodes that joined are asked"
+
+    counter = _Counter()
+    assert tally.refresh_members(grown, counter) == {"z1": 2, "z2": 1, "z3": 1}
+    assert counter.asked == [], "nothing changed: nobody is asked"
+
+    nodes[2].add_pod(_app_pod("q", "web"))
+    counter = _Counter()
+    shrunk = [nodes[0], nodes[2]]  # n1 and n3 no longer hold such pods
+    assert tally.refresh_members(shrunk, counter) == {"z1": 1, "z3": 2}, "z2 went with n1"
+    assert tally.contributors == {"z1": 1, "z3": 1}
+    assert counter.asked == ["n2"], "the changed node is asked, the gone ones subtracted"
+
+    replaced = NodeInfo(nodes[0].node)  # the snapshot swapped in a NodeInfo without the pod
+    replaced.generation = nodes[0].generation
+    assert tally.refresh_members([replaced, nodes[2]], _Counter()) == {"z1": 0, "z3": 2}
+    assert tally.refresh_members([], _Counter()) == {}
+
+
 def test_node_tally_skips_node_infos_without_a_node() -> None:
     nodes = [*_zone_nodes("z1"), NodeInfo(None)]
     counter = _Counter()

@@ -189,6 +189,10 @@ class NodeTally(Generic[K]):
     another length nodes are matched by name, so that only the changed, added and gone ones are
     counted again. A key stays in :attr:`totals` while some node contributes to it, even when
     its amounts add up to 0; :attr:`contributors` counts those nodes.
+
+    For a list whose members come and go between calls (the snapshot's nodes holding pods
+    with affinity terms, which grows as such pods are placed), :meth:`refresh_members` keeps
+    the nodes by name instead; a tally is refreshed one way or the other, not both.
     """
 
     __slots__ = (
@@ -197,6 +201,7 @@ class NodeTally(Generic[K]):
         "_infos",
         "_journal",
         "_journal_read",
+        "_members",
         "contributors",
         "totals",
     )
@@ -208,6 +213,8 @@ class NodeTally(Generic[K]):
         #: The journal of the list last refreshed from, and how many of its entries were read.
         self._journal: NodeListJournal | None = None
         self._journal_read = 0
+        #: refresh_members' nodes: name -> (NodeInfo, generation, contribution).
+        self._members: dict[str, tuple[NodeInfo, int, Contribution[K]]] | None = None
         #: key -> summed amounts.
         self.totals: dict[K, int] = {}
         #: key -> contributions to it (nodes, unless a node names a key twice).
@@ -261,6 +268,34 @@ class NodeTally(Generic[K]):
             new = contribution(info) if info.node is not None else []
             self._add(new, 1)
             infos[i], generations[i], contributions[i] = info, info.generation, new
+        return self.totals
+
+    def refresh_members(
+        self, nodes: Sequence[NodeInfo], contribution: Callable[[NodeInfo], Contribution[K]]
+    ) -> dict[K, int]:
+        """The totals over ``nodes``, a list of distinct nodes whose members may differ from
+        the last call's: a node is looked up by name, ``contribution`` is called for the new
+        and changed ones (object or generation) that have a Node, and the nodes no longer
+        listed are subtracted. A call costs a look-up per node, not a rebuild of the tally
+        (:meth:`refresh` on a list of another length rebuilds its positions). The dict is the
+        tally's own: copy it before changing it."""
+        members = self._members
+        if members is None:
+            members = self._members = {}
+        add = self._add
+        for info in nodes:
+            entry = members.get(info.name)
+            if entry is not None:
+                if entry[0] is info and entry[1] == info.generation:
+                    continue
+                add(entry[2], -1)
+            new = contribution(info) if info.node is not None else []
+            add(new, 1)
+            members[info.name] = (info, info.generation, new)
+        if len(members) > len(nodes):  # every listed node is a member: the rest are gone
+            listed = {info.name for info in nodes}
+            for name in [n for n in members if n not in listed]:
+                add(members.pop(name)[2], -1)
         return self.totals
 
     def _realign(

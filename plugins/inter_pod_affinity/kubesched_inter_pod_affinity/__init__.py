@@ -267,7 +267,7 @@ class InterPodAffinity:
         )
         if not holders:
             return {}
-        return dict(self._tallies.get(question).refresh(holders, contribution))
+        return dict(self._tallies.get(question).refresh_members(holders, contribution))
 
     def _count_incoming(self, s: PreFilterState, nodes: list[NodeInfo]) -> None:
         """The pairs of the pods matching the incoming pod's affinity (all terms) and
@@ -436,7 +436,7 @@ class InterPodAffinity:
         holders = self.handle.snapshot().have_pods_with_affinity
         if holders:
             totals.append(
-                self._tallies.get(question).refresh(
+                self._tallies.get(question).refresh_members(
                     holders, self._existing_terms_contribution(pod, namespace_labels, hard_weight)
                 )
             )
