@@ -1,13 +1,16 @@
 """The ceiling contender: binds pods to nodes in turn, deciding nothing.
 
     python -m bench.ceiling --kubeconfig PATH --scheduler-name NAME --namespace NS \\
-        --ready-file PATH [--workers 16]
+        --ready-file PATH [--workers 64] [--event-writers 8] [--no-events]
 
 Lists the nodes once, then lists and watches the namespace's unassigned pods of
 ``schedulerName=NAME`` and POSTs a Binding for each from a pool of workers, round-robin over the
-nodes. What it reaches is the apiserver's binding rate on this machine, the ceiling any
-scheduler's throughput is compared with. It writes ``--ready-file`` once it is watching and runs
-until SIGTERM.
+nodes; after each Binding it queues the pod's ``Scheduled`` event (``events.k8s.io/v1``, the
+body kube-scheduler writes), which a pool of event writers POSTs. Those are the writes per pod
+both schedulers make, so what it reaches is the apiserver's rate for a scheduler's work on this
+machine, the ceiling any scheduler's throughput is compared with on equal work (``--no-events``:
+Bindings alone, a bound on unequal work). It writes ``--ready-file`` once it is watching and
+runs until SIGTERM.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import queue
 import signal
 import sys
 import threading
+import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +44,45 @@ def _binding(pod: dict[str, Any], node: str) -> dict[str, Any]:
     }
 
 
+def _scheduled_event(pod: dict[str, Any], node: str, controller: str) -> dict[str, Any]:
+    """The ``Scheduled`` event kube-scheduler (and kubesched) writes for a bound pod."""
+    meta = pod["metadata"]
+    namespace, name = meta["namespace"], meta["name"]
+    return {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": f"{name}.{uuid.uuid4().hex[:16]}", "namespace": namespace},
+        "eventTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "reportingController": controller,
+        "reportingInstance": f"{controller}-ceiling",
+        "action": "Binding",
+        "reason": "Scheduled",
+        "note": f"Successfully assigned {namespace}/{name} to {node}",
+        "type": "Normal",
+        "regarding": {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "namespace": namespace,
+            "name": name,
+            "uid": meta["uid"],
+            "resourceVersion": meta.get("resourceVersion", ""),
+        },
+    }
+
+
 class Binder:
-    def __init__(self, transport: Transport, namespace: str, scheduler_name: str) -> None:
+    def __init__(
+        self, transport: Transport, namespace: str, scheduler_name: str, events: bool = True
+    ) -> None:
         self.transport = transport
         self.path = f"/api/v1/namespaces/{namespace}/pods"
+        self.events_path = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
         self.selector = f"spec.schedulerName={scheduler_name},spec.nodeName="
+        self.scheduler_name = scheduler_name
+        self.events = events
         self.pending: queue.Queue[dict[str, Any]] = queue.Queue()
+        #: Scheduled events waiting for an event writer (pod, node).
+        self.to_record: queue.Queue[tuple[dict[str, Any], str]] = queue.Queue()
         self.stopped = threading.Event()
         self.errors = 0
         self.rewatches = 0
@@ -99,6 +137,19 @@ class Binder:
             except ApiError as exc:
                 self.errors += 1
                 print(f"binding {name}: {exc}", file=sys.stderr, flush=True)
+                continue
+            if self.events:
+                self.to_record.put((pod, node))
+
+    def record_forever(self) -> None:
+        while not self.stopped.is_set():
+            pod, node = self.to_record.get()
+            body = _scheduled_event(pod, node, self.scheduler_name)
+            try:
+                self.transport.request("POST", self.events_path, body=body)
+            except ApiError as exc:
+                self.errors += 1
+                print(f"event for {pod['metadata']['name']}: {exc}", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,11 +158,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scheduler-name", required=True)
     parser.add_argument("--namespace", required=True)
     parser.add_argument("--ready-file", type=Path, required=True)
-    parser.add_argument("--workers", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=64, help="concurrent Bindings")
+    parser.add_argument("--event-writers", type=int, default=8, help="concurrent event writes")
+    parser.add_argument(
+        "--no-events", action="store_true", help="write Bindings alone (no Scheduled events)"
+    )
     args = parser.parse_args(argv)
 
+    writers = 0 if args.no_events else args.event_writers
     binder = Binder(
-        transport_for(args.kubeconfig, args.workers + 2), args.namespace, args.scheduler_name
+        transport_for(args.kubeconfig, args.workers + writers + 2),
+        args.namespace,
+        args.scheduler_name,
+        events=not args.no_events,
     )
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
@@ -119,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=binder.watch, args=(resource_version,), daemon=True).start()
     for i in range(args.workers):
         threading.Thread(target=binder.bind_forever, name=f"bind-{i}", daemon=True).start()
+    for i in range(writers):
+        threading.Thread(target=binder.record_forever, name=f"event-{i}", daemon=True).start()
     args.ready_file.write_text("ready\n")
     done.wait()
     binder.stopped.set()

@@ -219,6 +219,27 @@ def test_ratios_are_withheld_where_the_work_differs(ours: int, theirs: int, comp
     assert verdict == ("met" if comparable else "**not comparable**"), measured
 
 
+@pytest.mark.parametrize(
+    ("ceiling_events", "verdict"),
+    [(1000, "**not met**"), (0, "**not comparable**")],
+    ids=["bindings and events", "bindings only"],
+)
+def test_the_ceiling_target_reads_only_a_ceiling_that_wrote_the_same(
+    ceiling_events: int, verdict: str
+) -> None:
+    """The ceiling is compared as equal work: one that wrote Bindings alone is withheld."""
+    case = _case(
+        "SchedulingBasic",
+        "backlog",
+        _run("kubesched", 500.0),
+        _run("ceiling", 1000.0, writes={"bindings": 1000, "events": ceiling_events}),
+        nodes=500,
+    )
+    row = _row(targets([case], []), "pods/s ≥ 0.9 × the binding ceiling")
+    assert row[2] == verdict, row
+    assert row[1].startswith("0.50 ×"), row
+
+
 def test_several_runs_render_as_one_report(tmp_path: Path) -> None:
     from bench.cli import load_results, merge_results, save_results
 
