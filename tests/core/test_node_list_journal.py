@@ -8,6 +8,7 @@ changed; with it the tally reads the positions the cache swapped since its last 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -93,6 +94,30 @@ def test_a_journal_of_another_list_is_not_trusted() -> None:
     }
 
 
+class _Churn:
+    """One step of a generated history: ``a`` assumes a pod (made by ``pod(i, n)``) on a
+    node, ``p`` forgets a placed pod, ``x`` deletes a node (n % 3 == 0) or adds one."""
+
+    def __init__(self, cache: Cache, nodes: int, pod: Callable[[int, int], Pod]) -> None:
+        self.cache, self.added, self.pod = cache, nodes, pod
+        self.placed: list[Pod] = []
+
+    def step(self, i: int, op: str, n: int) -> None:
+        cache, names = self.cache, self.cache.node_names()
+        if op == "a" and names:
+            pod = self.pod(i, n)
+            cache.assume_pod(pod, names[n % len(names)])
+            self.placed.append(pod)
+        elif op == "p" and self.placed:
+            cache.forget_pod(self.placed.pop(n % len(self.placed)))
+        elif op == "x":
+            if n % 3 == 0 and len(names) > 1:
+                cache.remove_node(make_node(names[n % len(names)]).obj())
+            else:
+                cache.add_node(make_node(f"n{self.added}").zone(f"z{n % 3}").obj())
+                self.added += 1
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from("apx"), st.integers(0, 10**6)), max_size=120))
 def test_totals_with_the_journal_equal_a_full_recount(steps: list[tuple[str, int]]) -> None:
@@ -102,24 +127,50 @@ def test_totals_with_the_journal_equal_a_full_recount(steps: list[tuple[str, int
     cache, snapshot = _cluster(4)
     rng = random.Random(0)
     kept: NodeTally[str] = NodeTally()
-    placed: list[Pod] = []
-    added = 4
+    churn = _Churn(cache, 4, lambda i, n: _pod(i, rng.choice(["web", "db"])))
     for i, (op, n) in enumerate(steps):
-        names = cache.node_names()
-        if op == "a" and names:
-            pod = _pod(i, rng.choice(["web", "db"]))
-            cache.assume_pod(pod, names[n % len(names)])
-            placed.append(pod)
-        elif op == "p" and placed:
-            cache.forget_pod(placed.pop(n % len(placed)))
-        elif op == "x":
-            if n % 3 == 0 and len(names) > 1:
-                cache.remove_node(make_node(names[n % len(names)]).obj())
-            else:
-                cache.add_node(make_node(f"n{added}").zone(f"z{n % 3}").obj())
-                added += 1
+        churn.step(i, op, n)
         if n % 2 == 0:
             cache.update_snapshot(snapshot)
             got = kept.refresh(snapshot.node_infos, _web_pods_per_zone, snapshot.journal)
             want = NodeTally().refresh(snapshot.node_infos, _web_pods_per_zone)
             assert got == want
+
+
+def _affinity_pod(i: int, kind: int) -> Pod:
+    """Kind 0: no terms; 1: preferred affinity; 2: required anti-affinity."""
+    builder = make_pod(f"q{i}").uid(f"q{i}").label("app", "web")
+    if kind == 1:
+        builder = builder.pod_affinity(ZONE, {"app": "web"}, weight=5)
+    elif kind == 2:
+        builder = builder.pod_anti_affinity("kubernetes.io/hostname", {"app": "web"})
+    return builder.obj()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("apx"), st.integers(0, 10**6)), max_size=120))
+def test_the_affinity_lists_kept_across_cycles_equal_lists_built_afresh(
+    steps: list[tuple[str, int]],
+) -> None:
+    """Pods with and without affinity terms placed and forgotten, nodes added and deleted,
+    the lists read between updates: the snapshot's kept lists always hold the nodes a fresh
+    snapshot lists, the same NodeInfo objects, in snapshot order; a list handed out before
+    an update is not changed by it."""
+    cache, snapshot = _cluster(5)
+    churn = _Churn(cache, 5, lambda i, n: _affinity_pod(i, n % 3))
+    for i, (op, n) in enumerate(steps):
+        churn.step(i, op, n)
+        if n % 2 == 0:
+            before = list(snapshot.have_pods_with_affinity)
+            held = snapshot.have_pods_with_affinity
+            cache.update_snapshot(snapshot)
+            assert held == before, "a list handed out is never changed"
+            fresh = Snapshot(snapshot.node_infos)
+            for kept, want in (
+                (snapshot.have_pods_with_affinity, fresh.have_pods_with_affinity),
+                (
+                    snapshot.have_pods_with_required_anti_affinity,
+                    fresh.have_pods_with_required_anti_affinity,
+                ),
+            ):
+                assert [id(i) for i in kept] == [id(i) for i in want]

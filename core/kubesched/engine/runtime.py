@@ -601,6 +601,7 @@ class Framework:
         first_rejection = self._first_rejection
         status_of = self._status
         crash = self._crash
+        success = Code.SUCCESS
 
         def run(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
             name = node_info.name
@@ -622,6 +623,12 @@ class Framework:
                 except Exception as exc:
                     return crash("Filter", c.plugin, exc)
                 if result is None:
+                    continue
+                if type(result) is Status:  # _status inlined: most nodes a plugin rejects
+                    if not result.plugin:
+                        result.plugin = c.plugin
+                    if result.code is not success:
+                        return result
                     continue
                 rejection = status_of(result, c.plugin, "Filter")
                 if not rejection.is_success():

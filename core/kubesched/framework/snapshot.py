@@ -6,6 +6,7 @@ The cache updates it incrementally: only nodes changed since the last cycle are 
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 
 from kubesched.framework.nodeinfo import NodeInfo, next_generation
@@ -75,7 +76,10 @@ class Snapshot:
         self._with_required_anti_affinity = {
             i.name: i for i in self.node_infos if i.pods_with_required_anti_affinity
         }
+        #: The two affinity lists, built on first use and then kept up to date by _replace,
+        #: with the snapshot positions of their nodes (ascending).
         self._affinity_lists: tuple[list[NodeInfo], list[NodeInfo]] | None = None
+        self._affinity_positions: tuple[list[int], list[int]] = ([], [])
 
     def _replace(self, info: NodeInfo) -> None:
         """Swap in a fresh copy of a node already in the snapshot, keeping its position."""
@@ -90,22 +94,52 @@ class Snapshot:
             journal = self.journal = NodeListJournal(self.node_infos)
         self.node_infos[position] = info
         journal.replaced.append(position)
-        for index, has in (
-            (self._with_affinity, info.pods_with_affinity),
-            (self._with_required_anti_affinity, info.pods_with_required_anti_affinity),
+        for which, (index, has) in enumerate(
+            (
+                (self._with_affinity, info.pods_with_affinity),
+                (self._with_required_anti_affinity, info.pods_with_required_anti_affinity),
+            )
         ):
             if has:  # (re)listed: the lists must hold this copy, not the replaced one
                 index[name] = info
-                self._affinity_lists = None
-            elif index.pop(name, None) is not None:
-                self._affinity_lists = None
+            elif index.pop(name, None) is None:
+                continue
+            if self._affinity_lists is not None:
+                self._relist(which, position, info if has else None)
+
+    def _relist(self, which: int, position: int, info: NodeInfo | None) -> None:
+        """Put ``info`` at snapshot ``position`` in built affinity list ``which`` (0: with
+        affinity, 1: with required anti-affinity), or take that position out (``None``): a
+        look-up and a copy of the list instead of sorting it again. The list is copied, not
+        changed, as a plugin may still hold the one it was given."""
+        assert self._affinity_lists is not None
+        positions = self._affinity_positions[which]
+        nodes = list(self._affinity_lists[which])
+        at = bisect.bisect_left(positions, position)
+        present = at < len(positions) and positions[at] == position
+        if info is not None and present:
+            nodes[at] = info
+        elif info is not None:
+            positions.insert(at, position)
+            nodes.insert(at, info)
+        elif present:
+            del positions[at], nodes[at]
+        lists = list(self._affinity_lists)
+        lists[which] = nodes
+        self._affinity_lists = (lists[0], lists[1])
 
     def _lists(self) -> tuple[list[NodeInfo], list[NodeInfo]]:
         if self._affinity_lists is None:
             order = self._index
+            positions = (
+                sorted(order[name] for name in self._with_affinity),
+                sorted(order[name] for name in self._with_required_anti_affinity),
+            )
+            nodes = self.node_infos
+            self._affinity_positions = positions
             self._affinity_lists = (
-                sorted(self._with_affinity.values(), key=lambda i: order[i.name]),
-                sorted(self._with_required_anti_affinity.values(), key=lambda i: order[i.name]),
+                [nodes[i] for i in positions[0]],
+                [nodes[i] for i in positions[1]],
             )
         return self._affinity_lists
 

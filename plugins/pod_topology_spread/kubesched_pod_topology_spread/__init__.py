@@ -56,7 +56,6 @@ from .state import (
     PreFilterState,
     PreScoreState,
     round_half_away,
-    score_for_count,
     topology_normalizing_weight,
 )
 
@@ -401,6 +400,16 @@ class PodTopologySpread:
             require_all=require_all,
             only_known=True,
         )
+        s.terms = [
+            (
+                c,
+                count_key(c, pod.namespace) if c.topology_key == HOSTNAME_LABEL else None,
+                s.topology_value_to_pod_counts[i],
+                s.topology_normalizing_weight[i],
+                c.max_skew - 1,
+            )
+            for i, c in enumerate(s.constraints)
+        ]
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
@@ -451,16 +460,17 @@ class PodTopologySpread:
     def _score(
         self, s: PreScoreState, pod: Pod, node_info: NodeInfo, values: tuple[str | None, ...]
     ) -> int:
+        # score_for_count inlined: Score runs for every feasible node of every pod with soft
+        # constraints, and PreScore fixed each constraint's key, counts and weight.
         score = 0.0
-        for i, (c, value) in enumerate(zip(s.constraints, values, strict=True)):
+        for (c, key, counts, weight, skew_less_one), value in zip(s.terms, values, strict=True):
             if value is None:
                 continue
-            if c.topology_key == HOSTNAME_LABEL:
-                key = count_key(c, pod.namespace)
+            if key is not None:  # a hostname constraint: the node's own matching pods
                 count = self._counts.count(node_info, c, pod.namespace, key)
             else:
-                count = s.topology_value_to_pod_counts[i].get(value, 0)
-            score += score_for_count(count, c.max_skew, s.topology_normalizing_weight[i])
+                count = counts.get(value, 0)
+            score += count * weight + skew_less_one
         return round_half_away(score)
 
     @hookimpl

@@ -105,6 +105,10 @@ class PreFilterState:
         return other
 
 
+#: One constraint as Score reads it (see :attr:`PreScoreState.terms`).
+ScoreTerm = tuple[SpreadConstraint, str | None, dict[str, int], float, int]
+
+
 class PreScoreState:
     """What Score reads: the soft constraints, the counts per domain, the domain weights."""
 
@@ -112,6 +116,7 @@ class PreScoreState:
         "constraints",
         "ignored_nodes",
         "scores_by_domain",
+        "terms",
         "topology_keys",
         "topology_normalizing_weight",
         "topology_value_to_pod_counts",
@@ -129,6 +134,10 @@ class PreScoreState:
         #: Per constraint: topology value -> matching pods (hostname counts are made in Score).
         self.topology_value_to_pod_counts: list[dict[str, int]] = []
         self.topology_normalizing_weight: list[float] = []
+        #: Per constraint, what Score reads of it, fixed once PreScore is done: the
+        #: constraint, its count key (hostname constraints, counted per node; ``None`` for the
+        #: others), its domains' counts, its weight and ``maxSkew - 1``.
+        self.terms: list[ScoreTerm] = []
 
     def clone(self) -> PreScoreState:
         return self  # read-only after PreScore, as in kube-scheduler
