@@ -137,6 +137,14 @@ def test_totals_with_the_journal_equal_a_full_recount(steps: list[tuple[str, int
             assert got == want
 
 
+def _anti_affinity_pods_per_zone(info: NodeInfo) -> list[tuple[str, int]]:
+    """Nothing for a node without pods with required anti-affinity (a holder list's rule)."""
+    if not info.pods_with_required_anti_affinity:
+        return []
+    zone = info.node.labels.get(ZONE, "")  # type: ignore[union-attr]
+    return [(zone, len(info.pods_with_required_anti_affinity))]
+
+
 def _affinity_pod(i: int, kind: int) -> Pod:
     """Kind 0: no terms; 1: preferred affinity; 2: required anti-affinity."""
     builder = make_pod(f"q{i}").uid(f"q{i}").label("app", "web")
@@ -147,18 +155,26 @@ def _affinity_pod(i: int, kind: int) -> Pod:
     return builder.obj()
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from("apx"), st.integers(0, 10**6)), max_size=120))
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("apx"), st.integers(0, 10**6), st.integers(0, 2)),
+        max_size=120,
+    )
+)
 def test_the_affinity_lists_kept_across_cycles_equal_lists_built_afresh(
-    steps: list[tuple[str, int]],
+    steps: list[tuple[str, int, int]],
 ) -> None:
     """Pods with and without affinity terms placed and forgotten, nodes added and deleted,
     the lists read between updates: the snapshot's kept lists always hold the nodes a fresh
     snapshot lists, the same NodeInfo objects, in snapshot order; a list handed out before
-    an update is not changed by it."""
+    an update is not changed by it. A tally over a holder list, told the journal, always
+    equals one counted afresh."""
     cache, snapshot = _cluster(5)
-    churn = _Churn(cache, 5, lambda i, n: _affinity_pod(i, n % 3))
-    for i, (op, n) in enumerate(steps):
+    kinds = [kind for _, _, kind in steps]
+    churn = _Churn(cache, 5, lambda i, n: _affinity_pod(i, kinds[i]))
+    tally: NodeTally[str] = NodeTally()
+    for i, (op, n, _) in enumerate(steps):
         churn.step(i, op, n)
         if n % 2 == 0:
             before = list(snapshot.have_pods_with_affinity)
@@ -174,3 +190,8 @@ def test_the_affinity_lists_kept_across_cycles_equal_lists_built_afresh(
                 ),
             ):
                 assert [id(i) for i in kept] == [id(i) for i in want]
+        else:
+            cache.update_snapshot(snapshot)
+        holders = snapshot.have_pods_with_required_anti_affinity
+        got = tally.refresh_members(holders, _anti_affinity_pods_per_zone, snapshot.journal)
+        assert got == NodeTally().refresh(snapshot.node_infos, _anti_affinity_pods_per_zone)

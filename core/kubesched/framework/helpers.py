@@ -271,32 +271,62 @@ class NodeTally(Generic[K]):
         return self.totals
 
     def refresh_members(
-        self, nodes: Sequence[NodeInfo], contribution: Callable[[NodeInfo], Contribution[K]]
+        self,
+        nodes: Sequence[NodeInfo],
+        contribution: Callable[[NodeInfo], Contribution[K]],
+        journal: NodeListJournal | None = None,
     ) -> dict[K, int]:
         """The totals over ``nodes``, a list of distinct nodes whose members may differ from
         the last call's: a node is looked up by name, ``contribution`` is called for the new
         and changed ones (object or generation) that have a Node, and the nodes no longer
         listed are subtracted. A call costs a look-up per node, not a rebuild of the tally
         (:meth:`refresh` on a list of another length rebuilds its positions). The dict is the
-        tally's own: copy it before changing it."""
+        tally's own: copy it before changing it.
+
+        ``journal``: the snapshot's, when ``nodes`` holds every node of the snapshot's list
+        that contributes anything (one of its holder lists, with a ``contribution`` that is
+        empty for the other nodes). From the second call with the same journal on, only the
+        positions it lists since the last call are looked at, not ``nodes``."""
         members = self._members
         if members is None:
             members = self._members = {}
         add = self._add
+        if journal is not None and journal is self._journal:
+            replaced, listed = journal.replaced, journal.nodes
+            changed = dict.fromkeys(replaced[self._journal_read :])
+            self._journal_read = len(replaced)
+            for position in changed:  # a node that no longer contributes leaves
+                self._update_member(members, listed[position], contribution, keep_empty=False)
+            return self.totals
         for info in nodes:
-            entry = members.get(info.name)
-            if entry is not None:
-                if entry[0] is info and entry[1] == info.generation:
-                    continue
-                add(entry[2], -1)
-            new = contribution(info) if info.node is not None else []
-            add(new, 1)
-            members[info.name] = (info, info.generation, new)
+            self._update_member(members, info, contribution, keep_empty=True)
         if len(members) > len(nodes):  # every listed node is a member: the rest are gone
-            listed = {info.name for info in nodes}
-            for name in [n for n in members if n not in listed]:
+            listed_names = {info.name for info in nodes}
+            for name in [n for n in members if n not in listed_names]:
                 add(members.pop(name)[2], -1)
+        self._journal = journal
+        self._journal_read = len(journal.replaced) if journal is not None else 0
         return self.totals
+
+    def _update_member(
+        self,
+        members: dict[str, tuple[NodeInfo, int, Contribution[K]]],
+        info: NodeInfo,
+        contribution: Callable[[NodeInfo], Contribution[K]],
+        keep_empty: bool,
+    ) -> None:
+        """Count ``info`` again in :meth:`refresh_members` unless it is the member it was."""
+        entry = members.get(info.name)
+        if entry is not None:
+            if entry[0] is info and entry[1] == info.generation:
+                return
+            self._add(entry[2], -1)
+        new = contribution(info) if info.node is not None else []
+        if new or keep_empty:
+            self._add(new, 1)
+            members[info.name] = (info, info.generation, new)
+        elif entry is not None:
+            del members[info.name]
 
     def _realign(
         self, nodes: Sequence[NodeInfo], contribution: Callable[[NodeInfo], Contribution[K]]

@@ -260,14 +260,17 @@ class InterPodAffinity:
         # Only nodes holding pods with required anti-affinity contribute: the snapshot lists
         # them, so a cluster without such pods costs nothing here.
         snapshot = self.handle.snapshot()
+        whole = nodes is snapshot.node_infos
         holders = (
             snapshot.have_pods_with_required_anti_affinity
-            if nodes is snapshot.node_infos
+            if whole
             else [info for info in nodes if info.pods_with_required_anti_affinity]
         )
         if not holders:
             return {}
-        return dict(self._tallies.get(question).refresh_members(holders, contribution))
+        # Over the snapshot's holders the journal says which of them changed since last time.
+        journal = snapshot.journal if whole else None
+        return dict(self._tallies.get(question).refresh_members(holders, contribution, journal))
 
     def _count_incoming(self, s: PreFilterState, nodes: list[NodeInfo]) -> None:
         """The pairs of the pods matching the incoming pod's affinity (all terms) and
@@ -433,11 +436,13 @@ class InterPodAffinity:
             hard_weight,
         )
         # Only nodes holding pods with affinity terms contribute (the snapshot lists them).
-        holders = self.handle.snapshot().have_pods_with_affinity
+        holders = snapshot.have_pods_with_affinity
         if holders:
             totals.append(
                 self._tallies.get(question).refresh_members(
-                    holders, self._existing_terms_contribution(pod, namespace_labels, hard_weight)
+                    holders,
+                    self._existing_terms_contribution(pod, namespace_labels, hard_weight),
+                    snapshot.journal,
                 )
             )
         s = PreScoreState()
