@@ -210,15 +210,25 @@ def merge_results(
     Conditions, list[CaseResult], list[MemoryResult], ProfileResult | None, list[PluginCost]
 ]:
     """Several runs' results as one report: the first run's conditions, each later run's
-    command, date and load average as a note, every case, memory run and plugin cost."""
+    command, date and load average as a note, every case, memory run and plugin cost. A case
+    run by more than one of them (the same workload, size and arrival) pools its rounds, so
+    that its medians are over every round run, none left out."""
     conditions, cases, memory, profile, costs = loaded[0]
     cases, memory, costs = list(cases), list(memory), list(costs)
+    by_key = {case.key: case for case in cases}
     for other, more_cases, more_memory, other_profile, more_costs in loaded[1:]:
         conditions.notes.append(
             f"Also `{other.command}` on {other.date}, load average {other.load_before} before, "
             f"{other.load_after} after; {other.rounds} round(s)."
         )
-        cases += more_cases
+        for case in more_cases:
+            kept = by_key.get(case.key)
+            if kept is None:
+                cases.append(case)
+                by_key[case.key] = case
+            else:
+                kept.runs = [*kept.runs, *case.runs]
+                kept.error = kept.error or case.error
         memory += more_memory
         costs += more_costs
         profile = profile or other_profile

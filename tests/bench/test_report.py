@@ -269,6 +269,27 @@ def test_several_runs_render_as_one_report(tmp_path: Path) -> None:
     assert cases[0].runs[0].writes == {"bindings": 1000, "events": 1000}  # kept through JSON
 
 
+def test_a_case_run_again_pools_its_rounds(tmp_path: Path) -> None:
+    """Medians over every round of a case, whichever run of the harness made them."""
+    from bench.cli import load_results, merge_results, save_results
+
+    paths = [tmp_path / "a.json", tmp_path / "b.json"]
+    for path, ours, theirs in zip(paths, (90.0, 130.0), (100.0, 110.0), strict=True):
+        save_results(
+            path,
+            Conditions(f"python -m bench run {path.stem}", "2026-12-06", "m", "1", "2", "s", 1),
+            [_case("Mixed", "backlog", _run("kubesched", ours), _run("reference", theirs))],
+            [],
+            None,
+        )
+    _, cases, *_ = merge_results([load_results(path) for path in paths])
+    assert [c.key for c in cases] == ["Mixed-backlog"]
+    assert [r.pods_per_second for r in cases[0].of("kubesched")] == [90.0, 130.0]
+    measured, verdict = _versus(cases[0], "reference", 1.0)
+    assert measured.startswith("1.05 × (110 vs 105 pods/s"), measured
+    assert verdict == "met"
+
+
 def _mixed_run(contender: str, churned: int, per_churned: float) -> RunResult:
     """PreemptionAsync-like: 1,000 measured pods at 2 writes each (a Binding and a `Scheduled`
     Event), and ``churned`` preemptors at ``per_churned`` writes each."""
