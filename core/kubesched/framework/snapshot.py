@@ -124,9 +124,8 @@ class Snapshot:
             nodes.insert(at, info)
         elif present:
             del positions[at], nodes[at]
-        lists = list(self._affinity_lists)
-        lists[which] = nodes
-        self._affinity_lists = (lists[0], lists[1])
+        kept = self._affinity_lists
+        self._affinity_lists = (nodes, kept[1]) if which == 0 else (kept[0], nodes)
 
     def _lists(self) -> tuple[list[NodeInfo], list[NodeInfo]]:
         if self._affinity_lists is None:

@@ -460,8 +460,9 @@ class PodTopologySpread:
     def _score(
         self, s: PreScoreState, pod: Pod, node_info: NodeInfo, values: tuple[str | None, ...]
     ) -> int:
-        # score_for_count inlined: Score runs for every feasible node of every pod with soft
-        # constraints, and PreScore fixed each constraint's key, counts and weight.
+        # Per constraint: count * weight + (maxSkew - 1). Score runs for every feasible node
+        # of every pod with soft constraints, so PreScore fixed each constraint's key, counts
+        # and weight.
         score = 0.0
         for (c, key, counts, weight, skew_less_one), value in zip(s.terms, values, strict=True):
             if value is None:

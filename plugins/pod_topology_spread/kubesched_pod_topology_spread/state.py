@@ -15,7 +15,6 @@ __all__ = [
     "PreFilterState",
     "PreScoreState",
     "round_half_away",
-    "score_for_count",
     "topology_normalizing_weight",
 ]
 
@@ -146,10 +145,6 @@ class PreScoreState:
 def topology_normalizing_weight(size: int) -> float:
     """The weight of a topology with ``size`` domains: ``log(size + 2)``."""
     return math.log(size + 2)
-
-
-def score_for_count(count: int, max_skew: int, weight: float) -> float:
-    return count * weight + (max_skew - 1)
 
 
 def round_half_away(value: float) -> int:
