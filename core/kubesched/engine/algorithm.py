@@ -22,11 +22,12 @@ from kubesched.engine.extender import (
     FilterResult,
     HTTPExtender,
 )
-from kubesched.engine.runtime import MAX_NODE_SCORE, Framework, NodeScores
+from kubesched.engine.position_index import FilterIndex, Found
+from kubesched.engine.runtime import MAX_NODE_SCORE, FilterReuse, Framework, NodeScores
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodeinfo import NodeInfo
 from kubesched.framework.results import NodeToStatus
-from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.snapshot import NodeListJournal, Snapshot
 from kubesched.framework.status import Code, Status
 
 log = logging.getLogger(__name__)
@@ -269,7 +270,9 @@ class SchedulingAlgorithm:
             )
             diagnosis.unschedulable_plugins.update(narrowing)
         started = time.perf_counter()
-        feasible = self._filter(fw, state, pod, nodes, diagnosis)
+        feasible = self._filter(
+            fw, state, pod, nodes, diagnosis, snapshot.journal if nodes is all_nodes else None
+        )
         self._observed(
             "Filter", fw, started, Status.success() if feasible else Status(Code.UNSCHEDULABLE)
         )
@@ -343,7 +346,12 @@ class SchedulingAlgorithm:
         pod: Pod,
         nodes: list[NodeInfo],
         diagnosis: Diagnosis,
+        journal: NodeListJournal | None = None,
     ) -> list[NodeInfo]:
+        """kube's ``findNodesThatPassFilters``: from the rotating start index, the nodes that
+        pass every Filter until ``numFeasibleNodesToFind`` are found, each rejection in the
+        diagnosis. ``journal`` is that of ``nodes`` when they are the snapshot's whole list:
+        a pod whose Filter results are all reused is then answered from a position index."""
         total = len(nodes)
         if total == 0:
             return []
@@ -369,6 +377,17 @@ class SchedulingAlgorithm:
         # through run_filter_with_nominated_pods, never through reused results.
         nominated = fw.handle.nodes_with_nominated_pods() if fw.handle.has_nominated_pods() else ()
         reuse = fw.filter_reuse(state)
+        if (
+            reuse is not None
+            and reuse.complete
+            and journal is not None
+            and not nominated
+            and journal.nodes is nodes
+            and len(reuse.table) >= to_find
+        ):
+            found = self._filter_indexed(fw, state, pod, reuse, journal, to_find, diagnosis)
+            if found is not None:
+                return found
         run_filter: Callable[[CycleState, Pod, NodeInfo], Status | None]
         if reuse is None:
             run_filter = fw.run_filter_with_nominated_pods if nominated else fw.run_filter
@@ -412,6 +431,55 @@ class SchedulingAlgorithm:
                 statuses[info.name] = status
                 rejected_by(status.plugin)
         self.next_start_node_index = (start + processed) % total
+        return feasible
+
+    def _filter_indexed(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pod: Pod,
+        reuse: FilterReuse,
+        journal: NodeListJournal,
+        to_find: int,
+        diagnosis: Diagnosis,
+    ) -> list[NodeInfo] | None:
+        """:meth:`_filter`'s answer from the :class:`FilterIndex` of ``reuse``'s table, for a
+        pod every running Filter signed: the same nodes, rejections and start index as the
+        loop, with only the nodes replaced since the last such cycle evaluated. ``None`` when
+        a node's Filters gave an Error (the loop then runs, and meets it only if it visits
+        that node).
+
+        Taken only once the table holds a window's worth of results (a signature seen
+        before), so that the first pod of a kind does not evaluate every node."""
+        table = reuse.table
+        error = Code.ERROR
+        run_filter = fw.run_filter
+
+        def status_of(info: NodeInfo) -> Status | bool | None:
+            entry = table.get(info.name)
+            if entry is not None and entry[0] == info.generation:
+                return entry[1]  # type: ignore[no-any-return]
+            status = run_filter(state, pod, info)
+            if status is not None and status.code is error:
+                return False
+            table[info.name] = (info.generation, status)
+            return status
+
+        index = fw.memo.index(reuse.key, FilterIndex)
+        if not index.catch_up(journal, status_of):
+            return None
+        nodes = journal.nodes
+        total = len(nodes)
+        start = self.next_start_node_index % total
+        walk = index.walk(start, to_find)
+        statuses = diagnosis.node_to_status
+        rejected_by = diagnosis.unschedulable_plugins.add
+        for position, status in walk.rejected:
+            statuses[nodes[position].name] = status
+            rejected_by(status.plugin)
+        self.next_start_node_index = (start + walk.processed) % total
+        feasible = list(map(nodes.__getitem__, walk.feasible))
+        state.found = Found(feasible, walk.feasible, journal)
         return feasible
 
     def prioritize(

@@ -22,11 +22,13 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["PodSignature", "ResultMemo", "canonical"]
+
+_Index = TypeVar("_Index")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +66,15 @@ class ResultMemo:
 
     A table maps a node name to ``(generation, result)``; a result whose generation is not the
     node's current one is stale and recomputed. ``max_tables`` bounds memory: at 5,000 nodes a
-    table holds 5,000 small tuples (~0.5 MB).
+    table holds 5,000 small tuples (~0.5 MB). A table may carry an index over its entries
+    (:meth:`index`), dropped with it.
     """
 
     def __init__(self, max_tables: int = 16) -> None:
         self.max_tables = max_tables
         self._tables: OrderedDict[tuple[Any, ...], dict[str, tuple[int, Any]]] = OrderedDict()
+        #: table key -> the index kept over that table (kubesched.engine.position_index).
+        self._indexes: dict[tuple[Any, ...], Any] = {}
         #: Guards the set of tables (not their entries): :meth:`node_names` may walk it from
         #: another thread (tests, metrics).
         self._lock = threading.Lock()
@@ -81,10 +86,26 @@ class ResultMemo:
             if table is None:
                 table = self._tables[key] = {}
                 while len(self._tables) > self.max_tables:
-                    self._tables.popitem(last=False)
+                    dropped, _ = self._tables.popitem(last=False)
+                    self._indexes.pop(dropped, None)
             else:
                 self._tables.move_to_end(key)
             return table
+
+    def index(
+        self,
+        key: tuple[Any, ...],
+        make: Callable[[dict[str, tuple[int, Any]]], _Index],
+    ) -> _Index:
+        """The index kept over the table for ``key``, made by ``make(table)`` when the table
+        has none yet. An index lives as long as its table: the one it was made for is the
+        one it reads (its ``table``)."""
+        table = self.table(key)
+        with self._lock:
+            index = self._indexes.get(key)
+            if index is None or index.table is not table:
+                index = self._indexes[key] = make(table)
+            return index  # type: ignore[no-any-return]
 
     def forget(self, names: Collection[str]) -> None:
         """Drop every table's results for the nodes ``names`` (they left the cluster)."""
@@ -103,6 +124,7 @@ class ResultMemo:
     def clear(self) -> None:
         with self._lock:
             self._tables.clear()
+            self._indexes.clear()
 
     def __len__(self) -> int:
         return len(self._tables)

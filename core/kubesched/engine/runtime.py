@@ -12,7 +12,7 @@ import logging
 import operator
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -20,6 +20,7 @@ import pluggy
 
 from kubesched.api.objects import Pod
 from kubesched.engine.metrics import STATUS_LABELS
+from kubesched.engine.position_index import ScoreIndex
 from kubesched.engine.reuse import PodSignature, ResultMemo, canonical
 from kubesched.errors import ArgsError, FieldError, KubeschedError, PluginLoadError
 from kubesched.framework import hookspecs
@@ -142,11 +143,12 @@ class FilterReuse:
     """A cycle's reusable Filter results: ``table`` (node name -> ``(generation, status)``, or
     ``(generation, (position, status))`` when some running Filters did not sign the pod), the
     running Filters that signed it and those that did not, each with its position in the
-    running order."""
+    running order; ``key`` names the table in the framework's memo."""
 
     table: dict[str, tuple[int, Any]]
     signed: list[tuple[int, PluginCall]]
     unsigned: list[tuple[int, PluginCall]]
+    key: tuple[Any, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -548,13 +550,8 @@ class Framework:
             return None
         unsigned = [(i, c) for i, c in enumerate(running) if c.plugin in signature.unsigned]
         plugins = tuple(c.plugin for _, c in signed)
-        if not unsigned:
-            return FilterReuse(
-                self.memo.table(("filter", signature.key_for(plugins), plugins)), signed, []
-            )
-        return FilterReuse(
-            self.memo.table(("filter-part", signature.key_for(plugins), plugins)), signed, unsigned
-        )
+        key = ("filter" if not unsigned else "filter-part", signature.key_for(plugins), plugins)
+        return FilterReuse(self.memo.table(key), signed, unsigned, key)
 
     def filter_results_reusable(self, state: CycleState) -> bool:
         """Whether every running Filter plugin signed ``state``'s pod (``PluginsRunner``)."""
@@ -992,10 +989,25 @@ class Framework:
             signed_weights = tuple((i, fixed_at[k]) for i, k in enumerate(signed) if k in fixed_at)
             # node name -> (generation, row, its weighted sum or None)
             plugins = tuple(c.plugin for c in signed_calls)
-            table: dict[str, Any] = self.memo.table(("score", signature.key_for(plugins), plugins))
-            entries = []
-            for info in nodes:
-                entry = table.get(info.name)
+            key = ("score", signature.key_for(plugins), plugins)
+            found = state.found
+            table: dict[str, Any]
+            if found is not None and found.nodes is nodes:
+                # The Filter step found these nodes by position: take the entries kept at
+                # those positions, looking up only the ones replaced since.
+                index = self.memo.index(key, ScoreIndex)
+                table = index.table
+                index.catch_up(found.journal)
+                kept = index.entries
+                entries: list[Any] = list(map(kept.__getitem__, found.positions))
+                missing: Sequence[int] = [i for i, entry in enumerate(entries) if entry is None]
+            else:
+                table, kept = cast("dict[str, Any]", self.memo.table(key)), None
+                entries = [None] * len(nodes)
+                missing = range(len(nodes))
+            for i in missing:
+                info = nodes[i]
+                entry: Any = table.get(info.name)
                 if entry is None or entry[0] != info.generation:
                     row = tuple([score_one(c, state, pod, info) for c in signed_calls])
                     entry = table[info.name] = (
@@ -1003,7 +1015,9 @@ class Framework:
                         row,
                         _fixed_sum(row, signed_weights),
                     )
-                entries.append(entry)
+                entries[i] = entry
+                if kept is not None:
+                    kept[found.positions[i]] = entry  # type: ignore[union-attr]
             rows = list(map(_ROW, entries))
             fixed = list(map(_FIXED, entries))
             out_of_range = None in fixed

@@ -11,6 +11,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from kubesched.engine.position_index import Found
     from kubesched.engine.reuse import PodSignature
 
 __all__ = ["CycleState"]
@@ -21,6 +22,7 @@ class CycleState:
 
     __slots__ = (
         "_data",
+        "found",
         "record_plugin_metrics",
         "signature",
         "skip_filter_plugins",
@@ -39,6 +41,9 @@ class CycleState:
         #: kube's ``ShouldRecordPluginMetrics``: this cycle's plugin calls are timed (a sample
         #: of cycles, chosen by the scheduler).
         self.record_plugin_metrics = False
+        #: Where the Filter step's feasible nodes stand in the snapshot, when it found them
+        #: with a position index (the Score step then reads its rows by position).
+        self.found: Found | None = None
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value
