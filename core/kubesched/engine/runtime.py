@@ -938,13 +938,15 @@ class Framework:
                     f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                     plugin=c.plugin,
                 )
+        # Weighting and summing are C-level maps: they run over every scored node per cycle.
+        totals = cast("list[int]", raw.fixed)
         for c in calls:
-            if c.plugin in normalized and c.weight != 1:
-                normalized[c.plugin] = [value * c.weight for value in normalized[c.plugin]]
-        fixed = cast("list[int]", raw.fixed)
-        totals = (
-            list(map(sum, zip(fixed, *normalized.values(), strict=True))) if normalized else fixed
-        )
+            plugin_scores = normalized.get(c.plugin)
+            if plugin_scores is None:
+                continue
+            if c.weight != 1:
+                plugin_scores = normalized[c.plugin] = list(map(c.weight.__mul__, plugin_scores))
+            totals = list(map(operator.add, totals, plugin_scores))
 
         def columns() -> dict[str, list[int]]:
             built: dict[str, list[int]] = {}

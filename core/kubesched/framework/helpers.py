@@ -61,9 +61,8 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: dict[str, 
     """
     max_count = max(scores.values(), default=0)
     if max_count == 0:
-        if reverse:
-            for node in scores:
-                scores[node] = max_priority
+        if reverse:  # the common case of TaintToleration: one C-level update per cycle
+            scores.update(dict.fromkeys(scores, max_priority))
         return
     for node, score in scores.items():
         score = max_priority * score // max_count

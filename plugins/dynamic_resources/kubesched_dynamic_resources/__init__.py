@@ -398,6 +398,15 @@ class DynamicResources:
 
     # -- Score -------------------------------------------------------------------------------
     @hookimpl
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
+        """Skip for a pod with no claim that lists ``firstAvailable`` subrequests: its Score is
+        0 on every node and NormalizeScore keeps the 0s, so the totals are the same without
+        them (kube-scheduler calls both anyway; here a pod without claims, the common case,
+        costs no Score column)."""
+        data: _CycleData | None = state.get(_STATE_KEY)
+        return Status.skip() if data is None or not data.first_available else None
+
+    @hookimpl
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Prefer nodes where subrequests earlier in ``firstAvailable`` were allocated."""
         data: _CycleData | None = state.get(_STATE_KEY)

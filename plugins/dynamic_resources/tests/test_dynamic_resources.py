@@ -253,6 +253,27 @@ def test_first_available_scores_the_node_with_the_preferred_subrequest():
         assert results[0]["request"] == f"{REQ_0}/big"
 
 
+def test_score_is_skipped_for_a_pod_it_gives_zero_everywhere():
+    """Without a ``firstAvailable`` claim every node scores 0: PreScore says Skip, and the
+    pod still lands; with one, Score runs (the test above shows it choosing)."""
+    slices = [
+        resource_slice("one", device("dev-1"), device("dev-1b"), node=NODE_1),
+        resource_slice("two", device("dev-2"), device("dev-2b"), node=NODE_2, pool="pool-2"),
+    ]  # two devices a node: both nodes stay feasible for every pod
+    wanted = claim("c", first_available(REQ_0, sub_request("any", CLASS_A)))
+    with harness(
+        ("ResourceClaim", [claim("gpu"), wanted]), nodes=(NODE_1, NODE_2), slices=slices
+    ) as h:
+        plain = h.schedule(make_pod("plain").uid("uid-plain"))
+        claimed = h.schedule(pod_with("p", "gpu"))
+        listing = h.schedule(pod_with("q", "c"))
+    for report, code in ((plain, "Skip"), (claimed, "Skip"), (listing, "Success")):
+        assert report.result == "Scheduled"
+        assert [(v.plugin, v.code) for v in report.points["PreScore"]] == [
+            ("DynamicResources", code)
+        ]
+
+
 def test_post_filter_deallocates_a_claim_that_keeps_the_pod_off_every_node():
     allocated = claim("c")
     allocated["status"] = {
