@@ -10,9 +10,10 @@ thread, measuring that thread's CPU time (``time.thread_time``) and the wall tim
 2. raw JSON through the official client's ``ApiClient.call_api`` (its urllib3 ``PoolManager``,
    with the client's request and response wrappers);
 3. :class:`~kubesched.backends.kube.transport.Transport` as ``kubesched run`` sends a Binding
-(urllib3's
-   connection pool used directly, with a deadline and caps:
-   :mod:`kubesched.backends.kube.http_client`).
+   (urllib3's connection pool, the exchange :mod:`kubesched.backends.kube.http_exchange`'s,
+   with a deadline and caps: :mod:`kubesched.backends.kube.http_client`);
+4. the floor: the request's bytes written on one TLS socket and the answer read back by its
+   Content-Length, no HTTP library, no checks (what no HTTP client can go below).
 
 The figures go in docs/benchmarks.md.
 """
@@ -65,10 +66,44 @@ def _ways(transport: Transport, namespace: str) -> dict[str, Callable[[str], obj
             name, namespace, _binding(namespace, name), _preload_content=False
         ).read(),
         "raw JSON via ApiClient.call_api": call_api,
-        "Transport.request (urllib3 pool, used directly)": lambda name: transport.request(
+        "Transport.request": lambda name: transport.request(
             "POST", f"{path}/{name}/binding", body=_binding(namespace, name)
         ),
+        "floor: one TLS socket, no HTTP library": _floor(transport, path),
     }
+
+
+def _floor(transport: Transport, path: str) -> Callable[[str], object]:
+    """Bind over one raw TLS socket: the cost of TLS, the syscalls and JSON alone."""
+    pool = transport.pool
+    connection = pool.pool._get_conn()
+    connection.connect()
+    sock = connection.sock
+    token = transport._headers(b"", "")
+    fixed = "".join(f"{k}: {v}\r\n" for k, v in {**pool.default_headers, **token}.items())
+
+    def send(name: str) -> object:
+        namespace = path.split("/")[4]
+        body = json.dumps(_binding(namespace, name), separators=(",", ":")).encode()
+        sock.sendall(
+            f"POST {path}/{name}/binding HTTP/1.1\r\nHost: {pool.host_header}\r\n{fixed}"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += sock.recv(65536)
+        head, _, rest = answer.partition(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":")[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
+        while len(rest) < length:
+            rest += sock.recv(65536)
+        return json.loads(rest)
+
+    return send
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -227,6 +227,40 @@ def test_a_server_that_does_not_answer_times_out_without_a_retry(serve) -> None:
     assert len(server.requests) == 2  # the slow request was sent once
 
 
+def test_a_get_on_a_fresh_connection_that_fails_is_not_retried(serve) -> None:
+    server = serve(lambda _: None)  # reads the request, closes without answering
+    with pytest.raises(HttpError) as caught:
+        _pool(server.port).request("GET", "/api/v1/nodes")
+    assert caught.value.broken
+    assert len(server.requests) == 1  # only a kept-alive connection's GET goes again
+
+
+def test_the_host_header_names_the_server(serve) -> None:
+    server = serve(lambda _: json_answer({}))
+    _pool(server.port).request("GET", "/version")
+    assert header(server.requests[0], "Host") == f"127.0.0.1:{server.port}"
+
+
+def test_a_header_that_is_not_latin_1_is_refused_before_sending(serve) -> None:
+    server = serve(lambda _: json_answer({}))
+    with pytest.raises(HttpError) as caught:
+        _pool(server.port).request("GET", "/", headers={"Authorization": "Bearer \u2603"})
+    assert not caught.value.sent
+    assert "not Latin-1" in str(caught.value)
+    assert server.requests == []
+
+
+def test_a_connection_that_carried_a_malformed_answer_is_not_reused(serve) -> None:
+    answers = iter([b"HTTP/1.1 200 OK\r\nbroken header\r\n\r\n", json_answer({"n": 2})])
+    server = serve(lambda _: next(answers))
+    pool = _pool(server.port)
+    with pytest.raises(HttpError, match="malformed header line") as caught:
+        pool.request("GET", "/a")
+    assert caught.value.sent and not caught.value.broken
+    assert json.loads(pool.request("GET", "/b").body) == {"n": 2}
+    assert server.connections == 2
+
+
 def test_no_connection_at_all_names_the_server() -> None:
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]

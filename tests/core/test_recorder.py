@@ -5,6 +5,7 @@ what it was sent."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -24,13 +25,14 @@ OTHER_PREEMPTOR = make_pod("other", "team-a").uid("uid-other").obj()
 
 
 class FakeTransport:
-    """Answers every request with an empty body and keeps ``(method, path, body)``."""
+    """Answers every request with an empty body and keeps ``(method, path, body)``, the body
+    decoded as the apiserver reads it (the recorder sends events already encoded)."""
 
     def __init__(self) -> None:
         self.requests: list[tuple[str, str, Any]] = []
 
     def request(self, method: str, path: str, *args: Any, body: Any = None, **kwargs: Any) -> Any:
-        self.requests.append((method, path, body))
+        self.requests.append((method, path, json.loads(body) if isinstance(body, bytes) else body))
         return None
 
 
@@ -153,7 +155,7 @@ class SlowTransport(FakeTransport):
     def request(self, method: str, path: str, *args: Any, body: Any = None, **kwargs: Any) -> Any:
         time.sleep(self.delay)
         with self._lock:
-            self.requests.append((method, path, body))
+            super().request(method, path, body=body)
         if method == "PATCH" and self.missing:
             raise ApiError(404, "NotFound", "events.events.k8s.io not found")
         return None

@@ -305,7 +305,8 @@ class EventRecorder:
         series = write.series
         path = f"/apis/events.k8s.io/v1/namespaces/{series.namespace}/events"
         if write.body is not None:
-            self.transport.request("POST", path, body=write.body, guard=self.guard)
+            # Encoded once, when it was recorded: the series keeps the same bytes.
+            self.transport.request("POST", path, body=series.encoded, guard=self.guard)
             self.written += 1
             return
         with self._lock:

@@ -179,7 +179,8 @@ class Transport:
         guard: Callable[[], bool] | None = None,
         max_body: int = MAX_BODY_BYTES,
     ) -> Any:
-        """Send and decode the JSON answer (``None`` for an empty body).
+        """Send ``body`` (JSON-encoded; ``bytes`` are sent as they are, already encoded) and
+        decode the JSON answer (``None`` for an empty body).
 
         ``guard`` is asked right before each send; when it says False nothing is sent
         (``ApiError``, reason :data:`NOT_SENT`). A guarded request is a write of the leader's:
@@ -189,7 +190,12 @@ class Transport:
         a broken connection (GET) is tried again, at most :data:`MAX_RETRIES` times.
         """
         target = self.target(path, query)
-        payload = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
+        if body is None:
+            payload = b""
+        elif isinstance(body, bytes):
+            payload = body
+        else:
+            payload = json.dumps(body, separators=(",", ":")).encode()
         timeout = timeout or self.timeout
         for attempt in range(MAX_RETRIES + 1):
             self._admit(method, path, guard)
