@@ -397,7 +397,13 @@ class ConnectionPool:
                     answer = self._exchange(connection, data, method, exchange, timeout, max_body)
                 except ClosedEarly as exc:
                     self._drop(connection)
-                    if exc.nothing and reused and method in _IDEMPOTENT and attempt == 0:
+                    if (
+                        exc.nothing
+                        and reused
+                        and method in _IDEMPOTENT
+                        and attempt == 0
+                        and not exchange.expired  # cut at the deadline: no time for another
+                    ):
                         continue
                     raise self._error(method, target, exc, exchange, True) from None
                 except (MalformedAnswer, OSError) as exc:

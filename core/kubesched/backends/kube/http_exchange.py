@@ -156,6 +156,10 @@ class _Reader:
     def exactly(self, count: int, what: str) -> bytes:
         while len(self.buffer) < count:
             self._fill(what)
+        if len(self.buffer) == count:  # the usual case: one copy, not two
+            taken = bytes(self.buffer)
+            self.buffer.clear()
+            return taken
         taken = bytes(self.buffer[:count])
         del self.buffer[:count]
         return taken
