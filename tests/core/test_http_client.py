@@ -261,6 +261,21 @@ def test_a_connection_that_carried_a_malformed_answer_is_not_reused(serve) -> No
     assert server.connections == 2
 
 
+def test_a_get_cut_at_its_deadline_is_not_sent_again(serve) -> None:
+    """A GET on a kept-alive connection that gets no byte back before its deadline ends as a
+    timeout that was sent: it is not taken for a connection the server had closed."""
+    release = threading.Event()
+    server = serve(lambda _: json_answer({"first": True}))
+    pool = _pool(server.port)
+    pool.request("GET", "/warm")
+    server.answer = lambda _: None if release.wait(10) else None
+    with pytest.raises(HttpError) as caught:
+        pool.request("GET", "/slow", deadline=time.monotonic() + 0.3)
+    release.set()
+    assert caught.value.timed_out and caught.value.sent
+    assert len(server.requests) == 2
+
+
 def test_no_connection_at_all_names_the_server() -> None:
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
