@@ -499,6 +499,23 @@ def test_events_are_kept_for_every_pod_in_flight(queue: SchedulingQueue, clock: 
     assert [p.pod.name for p in queue.parked()] == ["b"]
 
 
+def test_a_later_pod_done_first_keeps_the_events_of_an_earlier_one(queue: SchedulingQueue) -> None:
+    # Cycles end out of order (a binding waits for a worker while later pods are done): the log
+    # is kept back to the oldest pod still in flight, not to the one popped last.
+    for name, priority in (("a", 3), ("b", 2), ("c", 1)):
+        queue.add(pod(name, priority=priority))
+    a = pop_now(queue)
+    queue.move_on_event(ASSIGNED_POD_DELETE)  # during a's cycle only
+    b, c = pop_now(queue), pop_now(queue)
+    assert a is not None and b is not None and c is not None
+    queue.done(c.pod.uid)
+    queue.requeue_after_failure(a, {POD_FILTER})
+    queue.requeue_after_failure(b, {POD_FILTER})
+    # a still saw the deletion; b, popped after it, did not.
+    assert queue.pending() == pending(queue, backoff=1, unschedulable=1)
+    assert [p.pod.name for p in queue.parked()] == ["b"]
+
+
 def test_events_after_the_cycle_ended_are_not_replayed(queue: SchedulingQueue) -> None:
     queue.add(pod("a"))
     queue.add(pod("b"))

@@ -223,3 +223,22 @@ def test_shutdown_does_not_wait_for_a_loop_that_hangs_past_its_limit(service) ->
         assert time.monotonic() - began < 5
     finally:
         release.set()
+
+
+def test_ready_is_said_only_after_the_start_up_collection(service, monkeypatch) -> None:
+    # A client that starts its clock at ready (a rollout, the benchmark) must not see the
+    # collector's full pass over the initial lists as scheduling time.
+    import kubesched.service.run as run_module
+
+    svc = service()
+    ready_when_tuned: list[bool] = []
+    monkeypatch.setattr(svc.scheduler, "start", lambda sync_timeout=None: None)
+    monkeypatch.setattr(type(svc.backend), "synced", property(lambda _self: True))
+    monkeypatch.setattr(
+        run_module, "tune_after_initial_sync", lambda: ready_when_tuned.append(svc._ready())
+    )
+    monkeypatch.setattr(svc, "_start_scheduling", svc.stop.set)
+    monkeypatch.setattr(svc.server, "start", lambda: None)  # the fixture started it
+    svc.serve()
+    assert ready_when_tuned == [False]
+    assert svc._ready()

@@ -235,6 +235,9 @@ class SchedulingQueue:
         del self._active_by_uid[info.pod.uid]
         info.attempts += 1
         self.scheduling_cycle += 1
+        # Popped again before its last cycle was done with: moved to the end, so that the
+        # map stays in log order (``_prune_log`` reads its first entry as the oldest).
+        self._in_flight.pop(info.pod.uid, None)
         self._in_flight[info.pod.uid] = self._log_base + len(self._log)
         self._group = pod_group_key(info.pod)
         return info
@@ -309,7 +312,10 @@ class SchedulingQueue:
             self._log_base += len(self._log)
             self._log.clear()
             return
-        oldest = min(self._in_flight.values())
+        # Entries go in at the log's growing end and leave from anywhere: the first is the
+        # oldest (thousands are in flight while bindings wait; min() over them cost 1.3 % of
+        # the interpreter's samples at 5,000 nodes).
+        oldest = next(iter(self._in_flight.values()))
         drop = oldest - self._log_base
         if drop > 0:
             del self._log[:drop]

@@ -223,8 +223,11 @@ class Service:
         started = time.monotonic()
         self.scheduler.start(sync_timeout=self.options.sync_timeout)
         log.info("caches synced in %.1fs", time.monotonic() - started)
-        self._connect_ahead()
+        # Before ready, not after: the full collection over what the initial lists built is
+        # start-up work, and once /readyz answers ready the scheduler should be scheduling
+        # (a client that starts its clock at ready saw it as part of the first pods' time).
         tune_after_initial_sync()  # for the process's life: never undone
+        self._connect_ahead()
         if self.elector is None:
             self._start_scheduling()
         else:
