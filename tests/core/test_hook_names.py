@@ -71,7 +71,8 @@ CASES = [
         '@kubesched.hookimpl method "on_startup" is not a kubesched hook; the hooks are: bind, '
         "events_to_register, filter, normalize_score, permit, post_bind, post_filter, pre_bind, "
         "pre_bind_pre_flight, pre_enqueue, pre_filter, pre_filter_add_pod, "
-        "pre_filter_remove_pod, pre_score, queue_sort_less, reserve, score, sign_pod, unreserve",
+        "pre_filter_remove_pod, pre_score, queue_sort_less, reserve, score, score_nodes, sign_pod, "
+        "unreserve",
         id="no-near-hook-lists-them-all",
     ),
     pytest.param(

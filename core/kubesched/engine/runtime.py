@@ -240,6 +240,7 @@ _PLUGIN_METRIC_POINTS = {
     "post_filter": "PostFilter",
     "pre_score": "PreScore",
     "score": "Score",
+    "score_nodes": "Score",
     "normalize_score": "ScoreExtensionNormalize",
     "reserve": "Reserve",
     "unreserve": "Unreserve",
@@ -319,6 +320,7 @@ class Framework:
             )
         score_order = [(c.plugin, c.weight) for c in self._calls["score"]]
         self._calls["normalize_score"] = self._ordered_calls("normalize_score", score_order)
+        self._calls["score_nodes"] = self._ordered_calls("score_nodes", score_order)
         pre_filter_order = [(c.plugin, 1) for c in self._calls["pre_filter"]]
         for extension in ("pre_filter_add_pod", "pre_filter_remove_pod"):
             self._calls[extension] = self._ordered_calls(extension, pre_filter_order)
@@ -1027,10 +1029,15 @@ class Framework:
             fixed = [0] * len(nodes)
             out_of_range = False
         columns: dict[int, list[int]] = {}
+        whole = self._whole_column_calls(state)
         for k, c in enumerate(calls):
             if k in positions:
                 continue
-            column = columns[k] = [score_one(c, state, pod, info) for info in nodes]
+            batch = whole.get(c.plugin)
+            if batch is not None:
+                column = columns[k] = self._score_column(batch, state, pod, nodes)
+            else:
+                column = columns[k] = [score_one(c, state, pod, info) for info in nodes]
             weight = fixed_at.get(k)
             if weight is None or out_of_range or not column:
                 continue
@@ -1039,6 +1046,45 @@ class Framework:
             else:
                 fixed = [f + v * weight for f, v in zip(fixed, column, strict=True)]
         return _RawScores(rows, positions, columns, fixed, out_of_range)
+
+    def _whole_column_calls(self, state: CycleState) -> dict[str, PluginCall]:
+        """plugin -> its ``score_nodes`` call, for this cycle; none while results are not reused
+        (``kubesched explain`` then sees every node's own Score call)."""
+        if not self.reuse_results:
+            return {}
+        return {c.plugin: c for c in self._calls_of(state)["score_nodes"]}
+
+    def _score_column(
+        self, c: PluginCall, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> list[int]:
+        """One ``score_nodes`` call: a score per node, checked as :meth:`_score_one` checks
+        one; a list of the wrong length is the plugin's Error."""
+        self._current = c
+        values = c.call(state, pod, nodes)
+        if isinstance(values, Status):
+            if values.is_success():
+                return [0] * len(nodes)
+            raise _ScoreFailed(values.with_plugin(c.plugin))
+        try:
+            column = list(values)
+        except TypeError:
+            column = None
+        if column is None or len(column) != len(nodes):
+            what = f"{len(column)} scores" if column is not None else type(values).__name__
+            raise _ScoreFailed(
+                Status(
+                    Code.ERROR,
+                    f'score_nodes of plugin "{c.plugin}" returned {what} for {len(nodes)} '
+                    "nodes; it must return one int per node, in the nodes' order",
+                    plugin=c.plugin,
+                )
+            )
+        if not {int}.issuperset(map(type, column)):
+            column = [
+                v if type(v) is int else _integer_score(v, c.plugin, info.name, "Score")
+                for v, info in zip(column, nodes, strict=True)
+            ]
+        return column
 
     def _score_one(self, c: PluginCall, state: CycleState, pod: Pod, info: NodeInfo) -> int:
         self._current = c

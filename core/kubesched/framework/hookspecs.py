@@ -134,6 +134,21 @@ def score(state: CycleState, pod: Pod, node_info: NodeInfo) -> int | Status:
 
 
 @hookspec
+def score_nodes(state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int] | Status:
+    """Optional, beside :func:`score`: the same scores for all of ``nodes`` in one call.
+
+    Return one int per node, in ``nodes``' order, each exactly what ``score`` would return for
+    that node in this cycle, or a non-success ``Status`` to abort the cycle. The framework then
+    calls this once per cycle instead of ``score`` once per node, which matters for a plugin
+    whose Score cannot be reused across pods (it reads other pods' placement) and runs for
+    thousands of nodes per pod. ``score`` stays the plugin's definition and is still called
+    where each node's Score is recorded (``kubesched explain``, the testing Harness). A plugin
+    with this hook and no ``score`` is refused where a profile names it (docs/design.md,
+    "Whole-column Score").
+    """
+
+
+@hookspec
 def sign_pod(pod: Pod) -> object:
     """What of ``pod`` this plugin's Filter and Score read, so that results can be reused.
 
@@ -247,6 +262,7 @@ COMPANION_HOOKS: dict[str, str] = {
     "pre_filter_add_pod": "preFilter",
     "pre_filter_remove_pod": "preFilter",
     "normalize_score": "score",
+    "score_nodes": "score",
     "sign_pod": "",
     "unreserve": "reserve",
     "pre_bind_pre_flight": "preBind",

@@ -75,7 +75,17 @@ def _hook_name_errors(plugin: Any) -> list[str]:
                 else f"; the hooks are: {', '.join(sorted(HOOK_NAMES))}"
             )
             problems.append(f'@kubesched.hookimpl method "{attr}" is not a kubesched hook{hint}')
+    if _implements(plugin, "score_nodes") and not _implements(plugin, "score"):
+        # Without its score the plugin is at no Score point, and score_nodes would never run.
+        problems.append(
+            '@kubesched.hookimpl method "score_nodes" has no "score" beside it: score_nodes is '
+            "only the whole-column form of a plugin's Score"
+        )
     return problems
+
+
+def _implements(plugin: Any, hook: str) -> bool:
+    return hasattr(getattr(plugin, hook, None), _IMPL_MARK)
 
 
 def check_hook_names(plugin: Any, name: str, origin: str = "") -> None:
@@ -92,8 +102,7 @@ def extension_points_of(plugin: Any) -> list[str]:
     """The profile extension points (``filter``, ``score``, …) a plugin class implements."""
     points = []
     for point, hook in EXTENSION_POINTS.items():
-        member = getattr(plugin, hook, None)
-        if member is not None and hasattr(member, _IMPL_MARK):
+        if _implements(plugin, hook):
             points.append(point)
     return points
 

@@ -441,21 +441,38 @@ class PodTopologySpread:
     @hookimpl
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int | Status:
         """The weighted number of matching pods in the node's domains (lower is better)."""
+        scores = self.score_nodes(state, pod, [node_info])
+        return scores if isinstance(scores, Status) else scores[0]
+
+    @hookimpl
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int] | Status:
+        """:meth:`score` for every node in one call: this Score reads other pods' placement, so
+        it is never reused across pods and runs for every feasible node of every pod with soft
+        constraints (one call per node cost a third of such a pod's cycle)."""
         s = state.get(PRE_SCORE_STATE_KEY)
         if s is None:
             return Status.error(f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
-        node = node_info.node
-        if node is None or node.name in s.ignored_nodes:
-            return 0
-        values = tuple(map(node.labels.get, s.topology_keys))
+        ignored = s.ignored_nodes
+        keys = s.topology_keys
         by_domain = s.scores_by_domain
-        if by_domain is None:
-            return self._score(s, pod, node_info, values)
-        # Without a hostname constraint the answer follows from the node's domains alone.
-        score = by_domain.get(values)
-        if score is None:
-            score = by_domain[values] = self._score(s, pod, node_info, values)
-        return score
+        compute = self._score
+        scores: list[int] = []
+        append = scores.append
+        for node_info in nodes:
+            node = node_info.node
+            if node is None or node.name in ignored:
+                append(0)
+                continue
+            values = tuple(map(node.labels.get, keys))
+            if by_domain is None:
+                append(compute(s, pod, node_info, values))
+                continue
+            # Without a hostname constraint the answer follows from the node's domains alone.
+            score = by_domain.get(values)
+            if score is None:
+                score = by_domain[values] = compute(s, pod, node_info, values)
+            append(score)
+        return scores
 
     def _score(
         self, s: PreScoreState, pod: Pod, node_info: NodeInfo, values: tuple[str | None, ...]

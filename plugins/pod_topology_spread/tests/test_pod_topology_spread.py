@@ -4963,6 +4963,11 @@ def test_pod_topology_spread_score(tc: dict[str, Any]) -> None:
         score = plugin.score(state, tc["pod"], snapshot.get(node.name))
         assert isinstance(score, int)
         scores[node.name] = score
+    # The whole-column form, in a cycle of its own: the same raw score for every node.
+    column_state = CycleState()
+    assert plugin.pre_score(column_state, tc["pod"], nodes) is None
+    column = plugin.score_nodes(column_state, tc["pod"], [snapshot.get(n.name) for n in nodes])
+    assert column == list(scores.values())
     assert plugin.normalize_score(state, tc["pod"], scores) is None
     assert list(scores.items()) == tc["want"]
 
