@@ -46,6 +46,8 @@ HOOKS = {
     "post_filter": "PostFilter",
     "pre_score": "PreScore",
     "score": "Score",
+    # A plugin's whole-column Score (one call per cycle for all nodes) counts as its Score.
+    "score_nodes": "Score",
     "normalize_score": "NormalizeScore",
 }
 
@@ -195,8 +197,10 @@ def run_plugin_cost(plugin: str, nodes: int, pods: int | None = None) -> PluginC
     for hook, point in HOOKS.items():
         key = (plugin, hook)
         if key in timer.calls:
-            cost.us_per_pod[point] = timer.seconds[key] / scheduled * 1e6
-            cost.calls_per_pod[point] = timer.calls[key] / scheduled
+            us = timer.seconds[key] / scheduled * 1e6
+            cost.us_per_pod[point] = cost.us_per_pod.get(point, 0.0) + us
+            calls = timer.calls[key] / scheduled
+            cost.calls_per_pod[point] = cost.calls_per_pod.get(point, 0.0) + calls
     return cost
 
 
